@@ -1,0 +1,10 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Thread and child-process tests need headroom on a loaded 2-core CI machine.
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
