@@ -1,7 +1,9 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    root: fileURLToPath(new URL('..', import.meta.url)),
     include: ['test/**/*.test.ts'],
     // Thread and child-process tests need headroom on a loaded 2-core CI machine.
     testTimeout: 30_000,

@@ -1,0 +1,424 @@
+// One measurement cell. run.mjs starts a fresh process per cell:
+//
+//   node --expose-gc bench/cell.mjs '{"workload":"noop","variant":"qmux","jobs":200000,"concurrency":16}'
+//
+// The cell warms up (same code path, smaller job count, twice), collects garbage, measures once,
+// and prints exactly one JSON line on stdout: {"ok":true,...} or {"ok":false,"error":"..."}.
+// Libraries are imported lazily, so a missing or broken qmux only fails the qmux cells.
+
+import { existsSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const spec = JSON.parse(process.argv[2] ?? '{}');
+const QMUX_URL = new URL('../dist/index.js', import.meta.url);
+
+// ---------------------------------------------------------------------------------------------
+// Output: exactly one JSON line, even if the event loop empties with a promise still pending.
+
+let printed = false;
+function emit(obj) {
+  if (printed) return;
+  printed = true;
+  writeSync(1, JSON.stringify(obj) + '\n');
+}
+process.on('exit', () => {
+  emit({
+    ok: false,
+    error:
+      'event loop emptied before the completion promise settled ' +
+      '(an idle/drain/result promise that never resolves?)',
+  });
+});
+const unhandled = [];
+process.on('unhandledRejection', (reason) => {
+  unhandled.push(String(reason?.stack ?? reason).split('\n').slice(0, 2).join(' | '));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+if (typeof globalThis.gc !== 'function') {
+  emit({ ok: false, error: 'run with --expose-gc' });
+  process.exit(1);
+}
+const now = () => process.hrtime.bigint();
+const elapsed = (t0) => Number(process.hrtime.bigint() - t0);
+function fullGc() {
+  globalThis.gc();
+  globalThis.gc();
+}
+function heapUsed() {
+  fullGc();
+  return process.memoryUsage().heapUsed;
+}
+const timeouts = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+const noopCb = () => {};
+
+// The job. Every library runs this same function (or, for callback APIs, the same work followed
+// by a callback on the next microtask), so the per-job work is identical. The counter lets the
+// cell check that every job really ran before the library's "drained" signal fired.
+let ran = 0;
+const job = () => {
+  ran++;
+  return Promise.resolve();
+};
+// Callback-style worker (fastq callback API, async.queue): same async no-op semantics as `job`:
+// the callback fires on a later microtask, not synchronously.
+const cbWorker = (_arg, cb) => {
+  ran++;
+  Promise.resolve().then(() => cb(null));
+};
+
+async function loadQmux() {
+  if (!existsSync(fileURLToPath(QMUX_URL))) {
+    throw new Error('qmux is not built: dist/index.js is missing (npm run build)');
+  }
+  return import(QMUX_URL.href);
+}
+const loadFastq = async () => (await import('fastq')).default;
+const loadPQueue = async () => (await import('p-queue')).default;
+const loadPLimit = async () => (await import('p-limit')).default;
+const loadAsync = async () => (await import('async')).default;
+
+// p-limit has no idle signal. Its queue is FIFO, so wait for the last call's promise, then for
+// the active and pending counts to reach zero.
+async function pLimitIdle(limit, last) {
+  await last;
+  while (limit.activeCount > 0 || limit.pendingCount > 0) await new Promise(setImmediate);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throughput implementations: (n, c) => elapsed ns. Setup (constructing the queue) is outside
+// the timed region; the timed region is "first add .. completion signal".
+
+const throughput = {
+  noop: {
+    async qmux(n, c) {
+      const { Worker } = await loadQmux();
+      const w = new Worker(job, { concurrency: c });
+      const q = w.bindQueue();
+      const t0 = now();
+      for (let i = 0; i < n; i++) q.add(i);
+      await w.waitUntilIdle();
+      return elapsed(t0);
+    },
+    async 'fastq-cb'(n, c) {
+      const fastq = await loadFastq();
+      const q = fastq(cbWorker, c);
+      const drained = new Promise((resolve) => (q.drain = resolve));
+      const t0 = now();
+      for (let i = 0; i < n; i++) q.push(i, noopCb);
+      await drained;
+      return elapsed(t0);
+    },
+    async 'fastq-promise'(n, c) {
+      const fastq = await loadFastq();
+      const q = fastq.promise(job, c);
+      const t0 = now();
+      for (let i = 0; i < n; i++) q.push(i);
+      await q.drained();
+      return elapsed(t0);
+    },
+    async 'p-queue'(n, c) {
+      const PQueue = await loadPQueue();
+      const queue = new PQueue({ concurrency: c });
+      const t0 = now();
+      for (let i = 0; i < n; i++) queue.add(job);
+      await queue.onIdle();
+      return elapsed(t0);
+    },
+    async 'p-limit'(n, c) {
+      const pLimit = await loadPLimit();
+      const limit = pLimit(c);
+      const t0 = now();
+      let last;
+      for (let i = 0; i < n; i++) last = limit(job);
+      await pLimitIdle(limit, last);
+      return elapsed(t0);
+    },
+    async async(n, c) {
+      const async = await loadAsync();
+      const q = async.queue(cbWorker, c);
+      const t0 = now();
+      // A callback is passed so that push does not allocate a promise per job (fire-and-forget).
+      for (let i = 0; i < n; i++) q.push(i, noopCb);
+      await q.drain();
+      return elapsed(t0);
+    },
+    async floor(n) {
+      const jobs = new Array(n).fill(job);
+      const t0 = now();
+      await Promise.all(jobs.map((f) => f()));
+      return elapsed(t0);
+    },
+  },
+
+  result: {
+    async qmux(n, c) {
+      const { Worker } = await loadQmux();
+      const w = new Worker(job, { concurrency: c });
+      const q = w.bindQueue();
+      const t0 = now();
+      const handles = [];
+      for (let i = 0; i < n; i++) handles.push(q.add(i));
+      await Promise.all(handles.map((h) => h.result()));
+      return elapsed(t0);
+    },
+    async 'fastq-promise'(n, c) {
+      const fastq = await loadFastq();
+      const q = fastq.promise(job, c);
+      const t0 = now();
+      const ps = [];
+      for (let i = 0; i < n; i++) ps.push(q.push(i));
+      await Promise.all(ps);
+      return elapsed(t0);
+    },
+    async 'p-queue'(n, c) {
+      const PQueue = await loadPQueue();
+      const queue = new PQueue({ concurrency: c });
+      const t0 = now();
+      const ps = [];
+      for (let i = 0; i < n; i++) ps.push(queue.add(job));
+      await Promise.all(ps);
+      return elapsed(t0);
+    },
+    async 'p-limit'(n, c) {
+      const pLimit = await loadPLimit();
+      const limit = pLimit(c);
+      const t0 = now();
+      const ps = [];
+      for (let i = 0; i < n; i++) ps.push(limit(job));
+      await Promise.all(ps);
+      return elapsed(t0);
+    },
+    async async(n, c) {
+      const async = await loadAsync();
+      const q = async.queue(cbWorker, c);
+      const t0 = now();
+      const ps = [];
+      for (let i = 0; i < n; i++) ps.push(q.pushAsync(i));
+      await Promise.all(ps);
+      return elapsed(t0);
+    },
+    floor: null, // filled below: same as noop's floor (Promise.all already awaits every result)
+  },
+
+  strategies: {},
+
+  function: {
+    async 'qmux-fn'(n, c) {
+      const { Worker } = await loadQmux();
+      const w = new Worker({ concurrency: c });
+      const q = w.bindQueue();
+      const t0 = now();
+      const handles = [];
+      for (let i = 0; i < n; i++) handles.push(q.add(job));
+      await Promise.all(handles.map((h) => h.result()));
+      return elapsed(t0);
+    },
+    async 'p-limit'(n, c) {
+      return throughput.result['p-limit'](n, c);
+    },
+  },
+};
+throughput.result.floor = throughput.noop.floor;
+
+async function strategyCell(name, n, c) {
+  const { Worker, Strategy } = await loadQmux();
+  let w;
+  if (name === 'one-queue') {
+    w = new Worker(job, { concurrency: c });
+    const q = w.bindQueue();
+    const t0 = now();
+    for (let i = 0; i < n; i++) q.add(i);
+    await w.waitUntilIdle();
+    return elapsed(t0);
+  }
+  if (!Strategy || Strategy[name] === undefined) throw new Error(`Strategy.${name} is not exported by qmux`);
+  w = new Worker(job, { concurrency: c, strategy: Strategy[name] });
+  const qs = [1, 2, 3, 4].map((k) => (name === 'Weighted' ? w.bindQueue({ weight: k }) : w.bindQueue()));
+  const t0 = now();
+  for (let i = 0; i < n; i++) qs[i & 3].add(i);
+  await w.waitUntilIdle();
+  return elapsed(t0);
+}
+for (const name of ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', 'Weighted']) {
+  throughput.strategies[name] = (n, c) => strategyCell(name, n, c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: paused queue, n fire-and-forget jobs with small integer data. Returns
+// { queuedBytesPerJob, retainedBytes, nsPerAdd }. The queue object stays referenced after the
+// drain, so "retained" is what an idle queue keeps alive (e.g. backing stores that never shrink).
+
+async function measureMemory(n, setup) {
+  const { add, startAndDrain } = await setup();
+  const base = heapUsed();
+  const t0 = now();
+  for (let i = 0; i < n; i++) add(i);
+  const nsAdd = elapsed(t0);
+  const queued = heapUsed();
+  ran = 0;
+  await startAndDrain();
+  if (ran !== n) throw new Error(`${ran} of ${n} jobs ran before the drain signal`);
+  const after = heapUsed();
+  return {
+    queuedBytesPerJob: (queued - base) / n,
+    retainedBytes: after - base,
+    nsPerAdd: nsAdd / n,
+  };
+}
+
+const memory = {
+  async qmux(n, c) {
+    const { Worker } = await loadQmux();
+    return measureMemory(n, async () => {
+      const w = new Worker(job, { concurrency: c, autoRun: false });
+      const q = w.bindQueue();
+      return {
+        add: (i) => void q.add(i),
+        startAndDrain: async () => {
+          w.start();
+          await w.waitUntilIdle();
+        },
+      };
+    });
+  },
+  async 'fastq-cb'(n, c) {
+    const fastq = await loadFastq();
+    return measureMemory(n, async () => {
+      const q = fastq(cbWorker, c);
+      q.pause();
+      return {
+        add: (i) => q.push(i, noopCb),
+        startAndDrain: async () => {
+          const drained = new Promise((resolve) => (q.drain = resolve));
+          q.resume();
+          await drained;
+        },
+      };
+    });
+  },
+  async 'p-queue'(n, c) {
+    const PQueue = await loadPQueue();
+    return measureMemory(n, async () => {
+      const queue = new PQueue({ concurrency: c, autoStart: false });
+      return {
+        add: () => void queue.add(job),
+        startAndDrain: async () => {
+          queue.start();
+          await queue.onIdle();
+        },
+      };
+    });
+  },
+  async async(n, c) {
+    const async = await loadAsync();
+    return measureMemory(n, async () => {
+      const q = async.queue(cbWorker, c);
+      q.pause();
+      return {
+        add: (i) => q.push(i, noopCb),
+        startAndDrain: async () => {
+          const drained = q.drain();
+          q.resume();
+          await drained;
+        },
+      };
+    });
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Delayed: n jobs with delay = random() * 60 s. Delays are drawn before the timed loop.
+
+async function delayed(n, c) {
+  const { Worker } = await loadQmux();
+  const delays = new Float64Array(n);
+  for (let i = 0; i < n; i++) delays[i] = Math.random() * 60_000;
+  const w = new Worker(job, { concurrency: c });
+  const q = w.bindQueue();
+  ran = 0;
+  const timersBefore = timeouts();
+  const base = heapUsed();
+  const t0 = now();
+  for (let i = 0; i < n; i++) q.add(i, { delay: delays[i] });
+  const nsAdd = elapsed(t0);
+  const timersArmed = timeouts();
+  const queued = heapUsed();
+  const lengthAfterAdd = q.length;
+  // All of the above is synchronous, so no delayed job can have come due and run yet.
+  q.purge();
+  await w.stop();
+  await new Promise(setImmediate);
+  return {
+    nsPerAdd: nsAdd / n,
+    heapBytesPerJob: (queued - base) / n,
+    timersBefore,
+    timersArmed,
+    timersAfterPurge: timeouts(),
+    lengthAfterAdd,
+    lengthAfterPurge: q.length,
+    ranBeforePurge: ran,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const { workload, variant, jobs: n, concurrency: c } = spec;
+  // Warm-up: two passes of 10% of the measured count (at least 5,000 jobs, at most the measured
+  // count), each on a fresh queue, so the measured pass runs optimised code.
+  const warmN = spec.warmup ?? Math.min(n, Math.max(5_000, Math.floor(n / 10)));
+  let sample;
+
+  if (workload in throughput) {
+    const impl = throughput[workload][variant];
+    if (!impl) throw new Error(`unknown variant ${workload}/${variant}`);
+    const once = async (count) => {
+      ran = 0;
+      const ns = await impl(count, c);
+      if (ran !== count) throw new Error(`${ran} of ${count} jobs ran before the completion signal`);
+      return ns;
+    };
+    await once(warmN);
+    await once(warmN);
+    fullGc();
+    const ns = await once(n);
+    sample = { ns, jobs: n, nsPerJob: ns / n };
+  } else if (workload === 'memory') {
+    const impl = memory[variant];
+    if (!impl) throw new Error(`unknown variant ${workload}/${variant}`);
+    await impl(warmN, c);
+    await impl(warmN, c);
+    sample = await impl(n, c);
+  } else if (workload === 'delayed') {
+    if (variant !== 'qmux') throw new Error(`unknown variant ${workload}/${variant}`);
+    await delayed(Math.min(warmN, 20_000), c);
+    sample = await delayed(n, c);
+  } else {
+    throw new Error(`unknown workload ${workload}`);
+  }
+
+  // Diagnostics: timers still armed once the measured queue is idle (they would keep the process
+  // alive), and unhandled rejections seen during the cell.
+  await new Promise(setImmediate);
+  sample.leftoverTimers = timeouts();
+  if (unhandled.length) sample.unhandledRejections = { count: unhandled.length, first: unhandled[0] };
+  return sample;
+}
+
+main().then(
+  (sample) => {
+    emit({ ok: true, ...sample });
+    process.exit(0);
+  },
+  (err) => {
+    emit({
+      ok: false,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      stack: String(err?.stack ?? '').split('\n').slice(1, 4).map((l) => l.trim()).join(' | '),
+    });
+    process.exit(1);
+  },
+);

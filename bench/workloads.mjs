@@ -1,0 +1,95 @@
+// Catalogue of workloads: ids, sizes, rows and the variants (libraries) measured in each.
+// Shared by run.mjs (planning, tables) and cell.mjs (which variant names exist).
+
+/** Variant id -> label shown in the tables. */
+export const LABELS = {
+  qmux: 'qmux',
+  'fastq-cb': 'fastq (callback API)',
+  'fastq-promise': 'fastq.promise',
+  'p-queue': 'p-queue',
+  'p-limit': 'p-limit',
+  async: 'async.queue',
+  floor: 'Promise.all (floor, no limit)',
+  'one-queue': 'one queue (default strategy)',
+  Priority: 'Strategy.Priority',
+  RoundRobin: 'Strategy.RoundRobin',
+  MaxLen: 'Strategy.MaxLen',
+  MinLen: 'Strategy.MinLen',
+  Weighted: 'Strategy.Weighted (weights 1..4)',
+  'qmux-fn': 'qmux function worker',
+};
+
+const concurrencyRows = (list) => list.map((c) => ({ label: `c=${c}`, concurrency: c }));
+
+/**
+ * kind:
+ *  - 'throughput': each sample is { ns, jobs }; table shows jobs/s, ns/job, ratio baseline / variant on ns/job.
+ *  - 'memory':     each sample is { queuedBytesPerJob, retainedBytes, nsPerAdd }.
+ *  - 'delayed':    each sample is { nsPerAdd, heapBytesPerJob, timersArmed, ... }.
+ * baseline: the variant that is the numerator of the ratio column.
+ */
+export const WORKLOADS = [
+  {
+    id: 'noop',
+    title: 'noop: fire-and-forget no-op async jobs, one queue, time from first add to drained',
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 10_000 },
+    rows: concurrencyRows([1, 16, 256]),
+    variants: ['qmux', 'fastq-cb', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor'],
+    baseline: 'qmux',
+    ratioLabel: 'qmux / peer',
+  },
+  {
+    id: 'result',
+    title: "result: no-op async jobs, every job's result promise awaited",
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 10_000 },
+    rows: concurrencyRows([1, 16, 256]),
+    variants: ['qmux', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor'],
+    baseline: 'qmux',
+    ratioLabel: 'qmux / peer',
+  },
+  {
+    id: 'strategies',
+    title: 'strategies: qmux only, 4 sources, jobs spread evenly (i % 4), concurrency 16, fire-and-forget',
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 10_000 },
+    rows: concurrencyRows([16]),
+    variants: ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', 'Weighted'],
+    baseline: 'one-queue',
+    // Ratio here is strategy / one-queue (cost of the strategy relative to the single-queue figure).
+    ratioLabel: 'strategy / one-queue',
+    ratioRowOverBaseline: true,
+  },
+  {
+    id: 'memory',
+    title: 'memory: heap per queued job (paused queue, small integer data), heap retained after drain',
+    kind: 'memory',
+    jobs: { full: 1_000_000, quick: 50_000 },
+    rows: [{ label: 'paused', concurrency: 16 }],
+    variants: ['qmux', 'fastq-cb', 'p-queue', 'async'],
+    baseline: 'qmux',
+    ratioLabel: 'qmux / peer',
+  },
+  {
+    id: 'delayed',
+    title: 'delayed: qmux only, jobs added with delay = random() * 60 s',
+    kind: 'delayed',
+    jobs: { full: 1_000_000, quick: 50_000 },
+    rows: [{ label: 'delayed', concurrency: 16 }],
+    variants: ['qmux'],
+    baseline: 'qmux',
+  },
+  {
+    id: 'function',
+    title: 'function: function worker (job data is the function), results awaited, concurrency 16',
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 10_000 },
+    rows: concurrencyRows([16]),
+    variants: ['qmux-fn', 'p-limit'],
+    baseline: 'qmux-fn',
+    ratioLabel: 'qmux / peer',
+  },
+];
+
+export const WORKLOAD_IDS = WORKLOADS.map((w) => w.id);

@@ -1,0 +1,97 @@
+/**
+ * Every error qmux raises on purpose is one of these classes (or a built-in `TypeError` /
+ * `RangeError` for a bad argument), so callers can tell them apart with `instanceof` or `name`.
+ *
+ * @module
+ */
+
+/** Base class of qmux's own errors. */
+export class QmuxError extends Error {
+  /** @param message - what went wrong and what to do about it */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Thrown by `add` (and `publish`) when a source already holds `capacity` waiting jobs.
+ * `tryAdd` returns `undefined` instead; `await queue.onSizeLessThan(capacity)` waits for room.
+ */
+export class QueueFullError extends QmuxError {
+  /** Name of the full source. */
+  readonly source: string;
+  /** Its capacity. */
+  readonly capacity: number;
+  /** @internal */
+  constructor(source: string, capacity: number) {
+    super(
+      `qmux: source "${source}" is full (capacity ${capacity}); ` +
+        'use tryAdd(), or await onSizeLessThan() before adding',
+    );
+    this.source = source;
+    this.capacity = capacity;
+  }
+}
+
+/** Thrown by `add` (and `publish`) on a source that was closed with `close()`. */
+export class QueueClosedError extends QmuxError {
+  /** Name of the closed source. */
+  readonly source: string;
+  /** @internal */
+  constructor(source: string) {
+    super(`qmux: source "${source}" is closed and takes no new jobs`);
+    this.source = source;
+  }
+}
+
+/**
+ * The error a cancelled job's handle rejects with (`handle.cancel()`, an aborted `signal`
+ * option, `queue.purge()`), and the reason its `signal` aborts with while it runs.
+ */
+export class CancelledError extends QmuxError {
+  /** The reason given to `cancel(reason)` or the aborted signal's reason, if any. */
+  readonly reason: unknown;
+  /** @internal */
+  constructor(reason?: unknown) {
+    super(
+      reason === undefined
+        ? 'qmux: job cancelled'
+        : `qmux: job cancelled: ${reason instanceof Error ? reason.message : String(reason)}`,
+      reason instanceof Error ? { cause: reason } : undefined,
+    );
+    this.reason = reason;
+  }
+}
+
+/**
+ * Thrown by a lifecycle call made from a state that does not allow it, for example `pause()` on a
+ * stopped worker. The message names the call, the state, and what would work.
+ */
+export class InvalidStateError extends QmuxError {
+  /** The call that was refused. */
+  readonly call: string;
+  /** The worker's status at the time. */
+  readonly status: string;
+  /** @internal */
+  constructor(call: string, status: string, hint: string) {
+    super(`qmux: cannot ${call}() a worker that is ${status}; ${hint}`);
+    this.call = call;
+    this.status = status;
+  }
+}
+
+/**
+ * A broken internal invariant (for example a custom strategy that picked an ineligible source).
+ * The worker that hit it fail-stops: its status becomes `'halted'` and it starts nothing more
+ * until `start()` is called again. Waiting jobs are kept.
+ */
+export class InvariantError extends QmuxError {
+  /** Short name of the invariant that broke, such as `'picked-source-eligible'`. */
+  readonly invariant: string;
+  /** @internal */
+  constructor(invariant: string, detail: string, options?: ErrorOptions) {
+    super(`qmux: invariant "${invariant}" broken: ${detail}`, options);
+    this.invariant = invariant;
+  }
+}

@@ -1,0 +1,219 @@
+import { State, type JobRecord } from '../job.js';
+import { Heap } from './heap.js';
+import { RingBuffer } from './ring-buffer.js';
+
+/**
+ * The due jobs of one source, in the order they should start. Cancelled jobs are left in place
+ * (a tombstone) and skipped when reached, so cancelling costs O(1); once tombstones outnumber live
+ * jobs the container is compacted so they cannot pile up.
+ *
+ * @internal
+ */
+export interface DueJobs {
+  /** Live (not cancelled) jobs held. */
+  readonly length: number;
+  /** A job that was due when added. */
+  pushFresh(job: JobRecord): void;
+  /** A delayed job that has come due. */
+  pushPromoted(job: JobRecord): void;
+  /** Removes and returns the next live job, or `undefined`. */
+  shift(): JobRecord | undefined;
+  /** Notes that a job held here was cancelled. */
+  markRemoved(): void;
+  /** Every live job, in no particular order, and empties the container. */
+  drain(): JobRecord[];
+}
+
+const COMPACT_MIN = 1024;
+
+/** Due-time order, then add order. */
+export function earlierDue(a: JobRecord, b: JobRecord): boolean {
+  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
+}
+
+/** Priority number, then due time, then add order. */
+function higherPriority(a: JobRecord, b: JobRecord): boolean {
+  return a.priority < b.priority || (a.priority === b.priority && earlierDue(a, b));
+}
+
+function isLive(job: JobRecord): boolean {
+  return job.state !== State.Cancelled;
+}
+
+/**
+ * FIFO by due time with O(1) operations: jobs due on add go to one ring, delayed jobs that came
+ * due to another. Each ring is sorted by due time on its own (see `Source.add`), so the next job
+ * is whichever head is earlier.
+ *
+ * @internal
+ */
+export class FifoDueJobs implements DueJobs {
+  #fresh = new RingBuffer<JobRecord>();
+  #promoted = new RingBuffer<JobRecord>(4);
+  #live = 0;
+  #dead = 0;
+
+  get length(): number {
+    return this.#live;
+  }
+
+  pushFresh(job: JobRecord): void {
+    this.#fresh.push(job);
+    this.#live++;
+  }
+
+  pushPromoted(job: JobRecord): void {
+    this.#promoted.push(job);
+    this.#live++;
+  }
+
+  shift(): JobRecord | undefined {
+    if (this.#live === 0) return undefined;
+    for (;;) {
+      const fresh = this.#fresh.peek();
+      const promoted = this.#promoted.peek();
+      const job =
+        promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted))
+          ? this.#fresh.shift()
+          : this.#promoted.shift();
+      if ((job as JobRecord).state !== State.Cancelled) {
+        this.#live--;
+        return job;
+      }
+      this.#dead--;
+    }
+  }
+
+  markRemoved(): void {
+    this.#live--;
+    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
+      this.#fresh.filterInPlace(isLive);
+      this.#promoted.filterInPlace(isLive);
+      this.#dead = 0;
+    }
+  }
+
+  drain(): JobRecord[] {
+    const jobs: JobRecord[] = [];
+    for (const ring of [this.#fresh, this.#promoted]) {
+      for (let job = ring.shift(); job !== undefined; job = ring.shift()) if (isLive(job)) jobs.push(job);
+    }
+    this.#fresh.clear();
+    this.#promoted.clear();
+    this.#live = 0;
+    this.#dead = 0;
+    return jobs;
+  }
+}
+
+/**
+ * A heap by (priority number, due time, add order): a priority queue's due jobs.
+ *
+ * @internal
+ */
+export class PriorityDueJobs implements DueJobs {
+  #heap = new Heap<JobRecord>(higherPriority);
+  #live = 0;
+  #dead = 0;
+
+  get length(): number {
+    return this.#live;
+  }
+
+  pushFresh(job: JobRecord): void {
+    this.#heap.push(job);
+    this.#live++;
+  }
+
+  pushPromoted(job: JobRecord): void {
+    this.pushFresh(job);
+  }
+
+  shift(): JobRecord | undefined {
+    if (this.#live === 0) return undefined;
+    for (;;) {
+      const job = this.#heap.pop() as JobRecord;
+      if (job.state !== State.Cancelled) {
+        this.#live--;
+        return job;
+      }
+      this.#dead--;
+    }
+  }
+
+  markRemoved(): void {
+    this.#live--;
+    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
+      this.#heap.filterInPlace(isLive);
+      this.#dead = 0;
+    }
+  }
+
+  drain(): JobRecord[] {
+    const jobs = this.#heap.values().filter(isLive);
+    this.#heap.clear();
+    this.#live = 0;
+    this.#dead = 0;
+    return jobs;
+  }
+}
+
+/**
+ * Jobs that are not due yet, earliest first, with the same tombstone scheme.
+ *
+ * @internal
+ */
+export class DelayedJobs {
+  #heap = new Heap<JobRecord>(earlierDue);
+  #live = 0;
+  #dead = 0;
+
+  get length(): number {
+    return this.#live;
+  }
+
+  push(job: JobRecord): void {
+    this.#heap.push(job);
+    this.#live++;
+  }
+
+  /** Due time of the earliest live job, or `Infinity`. */
+  nextDueAt(): number {
+    this.#dropDeadTop();
+    const top = this.#heap.peek();
+    return top === undefined ? Infinity : top.dueAt;
+  }
+
+  /** Removes and returns the earliest live job if it is due at `now`. */
+  shiftDue(now: number): JobRecord | undefined {
+    this.#dropDeadTop();
+    const top = this.#heap.peek();
+    if (top === undefined || top.dueAt > now) return undefined;
+    this.#heap.pop();
+    this.#live--;
+    return top;
+  }
+
+  markRemoved(): void {
+    this.#live--;
+    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
+      this.#heap.filterInPlace(isLive);
+      this.#dead = 0;
+    }
+  }
+
+  drain(): JobRecord[] {
+    const jobs = this.#heap.values().filter(isLive);
+    this.#heap.clear();
+    this.#live = 0;
+    this.#dead = 0;
+    return jobs;
+  }
+
+  #dropDeadTop(): void {
+    for (let top = this.#heap.peek(); top !== undefined && top.state === State.Cancelled; top = this.#heap.peek()) {
+      this.#heap.pop();
+      this.#dead--;
+    }
+  }
+}

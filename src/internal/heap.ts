@@ -1,0 +1,83 @@
+/**
+ * A binary min-heap ordered by a strict "less than" function. Callers that need stable order
+ * put a sequence number in the comparison, so equal keys come out in insertion order.
+ *
+ * @internal
+ */
+export class Heap<T> {
+  #items: T[] = [];
+  readonly #less: (a: T, b: T) => boolean;
+
+  constructor(less: (a: T, b: T) => boolean) {
+    this.#less = less;
+  }
+
+  /** Number of items held. */
+  get length(): number {
+    return this.#items.length;
+  }
+
+  /** The smallest item without removing it, or `undefined` when empty. */
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  /** Adds an item: O(log n). */
+  push(item: T): void {
+    const items = this.#items;
+    const less = this.#less;
+    let i = items.length;
+    items.push(item);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const up = items[parent] as T;
+      if (!less(item, up)) break;
+      items[i] = up;
+      i = parent;
+    }
+    items[i] = item;
+  }
+
+  /** Removes and returns the smallest item, or `undefined` when empty: O(log n). */
+  pop(): T | undefined {
+    const items = this.#items;
+    if (items.length === 0) return undefined;
+    const top = items[0] as T;
+    const last = items.pop() as T;
+    if (items.length > 0) this.#siftDown(last, 0);
+    return top;
+  }
+
+  /** Keeps only the items for which `keep` returns true, then restores heap order: O(n). */
+  filterInPlace(keep: (item: T) => boolean): void {
+    this.#items = this.#items.filter(keep);
+    for (let i = (this.#items.length >> 1) - 1; i >= 0; i--) this.#siftDown(this.#items[i] as T, i);
+  }
+
+  /** Every item, in no particular order. */
+  values(): readonly T[] {
+    return this.#items;
+  }
+
+  /** Removes every item. */
+  clear(): void {
+    this.#items = [];
+  }
+
+  #siftDown(item: T, i: number): void {
+    const items = this.#items;
+    const less = this.#less;
+    const n = items.length;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      const right = child + 1;
+      if (right < n && less(items[right] as T, items[child] as T)) child = right;
+      const down = items[child] as T;
+      if (!less(down, item)) break;
+      items[i] = down;
+      i = child;
+    }
+    items[i] = item;
+  }
+}

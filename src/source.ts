@@ -1,0 +1,369 @@
+import type { Dispatcher } from './dispatcher.js';
+import { QueueClosedError, QueueFullError } from './errors.js';
+import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
+import { RateWindow } from './internal/rate-window.js';
+import * as check from './internal/validate.js';
+import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
+import type { SourceView } from './strategies/strategy.js';
+
+/**
+ * Options for `bindQueue`, `bindPriorityQueue` and `subscribe`. All are optional.
+ *
+ * @example
+ * ```ts
+ * worker.bindQueue({ name: 'emails', priority: 2, weight: 3, capacity: 10_000,
+ *                    concurrency: 4, rateLimit: { limit: 10, interval: 1000 } });
+ * ```
+ */
+export interface BindOptions {
+  /** Rank in the list: a finite number, lower goes first. Without one the source ranks after every ranked source. */
+  priority?: number;
+  /** Share under `Strategy.Weighted`: an integer >= 1. Default 1. */
+  weight?: number;
+  /** Unique within the worker. Default: generated (`queue-1`, `priority-queue-2`, `subscription-3`...). */
+  name?: string;
+  /** Most jobs that may wait in it (due or delayed); `add` beyond that throws `QueueFullError`. Default unlimited. */
+  capacity?: number;
+  /** Most of its jobs running at once (a positive integer or Infinity). Default unlimited (the worker's concurrency still applies). */
+  concurrency?: number;
+  /** At most `limit` of its jobs start in any window of `interval` ms. */
+  rateLimit?: RateLimit;
+}
+
+/** A sliding-window rate limit: at most `limit` starts in any `interval` ms. */
+export interface RateLimit {
+  /** Starts allowed per window: an integer >= 1. */
+  limit: number;
+  /** Window length in ms: a finite number > 0. */
+  interval: number;
+}
+
+/**
+ * Options for one job. `delay` and `runAt` are exclusive.
+ *
+ * @example
+ * ```ts
+ * queue.add(report, { delay: 5_000, id: `report-${day}` });
+ * queue.add(ping, { runAt: new Date('2027-01-01T00:00:00Z') });
+ * queue.add(fetchJob, { signal: AbortSignal.timeout(10_000) });
+ * ```
+ */
+export interface AddOptions {
+  /** Ms from now until the job becomes due (a finite number >= 0). */
+  delay?: number;
+  /** When the job becomes due: a `Date` or epoch ms. A time already past means due now. */
+  runAt?: Date | number;
+  /** The job's id (any string). Default: a generated id unique within the process. */
+  id?: string;
+  /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * What a source needs from the worker that owns it.
+ *
+ * @internal
+ */
+export interface SourceHost {
+  /** The wall clock, epoch ms. */
+  now(): number;
+  /** A job was added (due or delayed): the worker should look at the list soon. */
+  jobAdded(): void;
+  /** A job left without running (cancelled, purged). */
+  jobCancelled(job: JobRecord): void;
+}
+
+const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
+
+/** Validates bind options; shared by every kind of source. @internal */
+export function checkBindOptions(call: string, options: BindOptions | undefined): void {
+  check.optionsObject(`${call} options`, options);
+  if (options === undefined) return;
+  for (const key of Object.keys(options)) {
+    if (!BIND_OPTIONS.has(key)) {
+      throw new TypeError(`qmux: unknown option "${key}" in ${call}; allowed: ${[...BIND_OPTIONS].join(', ')}`);
+    }
+  }
+  if (options.priority !== undefined) check.finiteNumber('bind option "priority"', options.priority);
+  if (options.weight !== undefined) check.positiveInt('bind option "weight"', options.weight);
+  if (options.name !== undefined) check.nonEmptyString('bind option "name"', options.name);
+  if (options.capacity !== undefined) check.positiveIntOrInfinity('bind option "capacity"', options.capacity);
+  if (options.concurrency !== undefined) check.positiveIntOrInfinity('bind option "concurrency"', options.concurrency);
+  if (options.rateLimit !== undefined) {
+    const rate = options.rateLimit;
+    check.optionsObject('bind option "rateLimit"', rate);
+    if (rate === null || typeof rate !== 'object') throw new TypeError('qmux: bind option "rateLimit" must be an object { limit, interval }');
+    check.positiveInt('bind option "rateLimit.limit"', rate.limit);
+    check.finiteNumber('bind option "rateLimit.interval"', rate.interval);
+    if (rate.interval <= 0) throw new RangeError(`qmux: bind option "rateLimit.interval" must be > 0 ms, got ${rate.interval}`);
+  }
+}
+
+/** The live view a strategy reads. @internal */
+class View implements SourceView {
+  readonly source: Source;
+  constructor(source: Source) {
+    this.source = source;
+  }
+  get name(): string {
+    return this.source.name;
+  }
+  get index(): number {
+    return this.source.index;
+  }
+  get priority(): number | undefined {
+    return this.source.priority;
+  }
+  get weight(): number {
+    return this.source.weight;
+  }
+  get length(): number {
+    return this.source.due.length;
+  }
+  get running(): number {
+    return this.source.running;
+  }
+  get eligible(): boolean {
+    return this.source.isEligible(this.source.core.now);
+  }
+}
+
+/** @internal Recovers the source behind a view, or `undefined` if it is not one of ours. */
+export function sourceOfView(view: unknown): Source | undefined {
+  return view instanceof View ? view.source : undefined;
+}
+
+interface SizeWaiter {
+  below: number;
+  resolve(): void;
+}
+
+/**
+ * What queues, priority queues and subscriptions share: the waiting jobs (due and delayed), the
+ * source's own limits, and its place in the list. Only the worker's dispatcher takes jobs out.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ */
+export abstract class Source<T = unknown, R = unknown> {
+  /** @internal */ readonly host: SourceHost;
+  /** @internal */ readonly core: Dispatcher;
+  /** @internal */ readonly due: DueJobs;
+  /** @internal */ readonly delayed = new DelayedJobs();
+  /** @internal */ readonly view: SourceView;
+  /** @internal */ readonly rate: RateWindow | undefined;
+  /** @internal Most of its jobs running at once. */
+  readonly maxRunning: number;
+  /** @internal Position in the list; kept current by the dispatcher. */
+  index = -1;
+  /** @internal Bind order within the worker: the tie-break among equal priorities. */
+  readonly bindOrder: number;
+  /** @internal Jobs of this source in flight. */
+  running = 0;
+  /** @internal Live waiting jobs whose `dueAt` is a real time (ordering needs the clock while any exist). */
+  timed = 0;
+  /** @internal Set once the source takes no more jobs and should leave the list when drained. */
+  retiring = false;
+
+  /** The source's name, unique within its worker. */
+  readonly name: string;
+  /** Its priority number in the list, or `undefined`. */
+  readonly priority: number | undefined;
+  /** Its weight under `Strategy.Weighted`. */
+  readonly weight: number;
+  /** Most jobs that may wait in it. */
+  readonly capacity: number;
+
+  #closed = false;
+  #sizeWaiters: SizeWaiter[] | undefined = undefined;
+
+  /** @internal */
+  constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
+    this.host = host;
+    this.core = core;
+    this.due = due;
+    this.name = name;
+    this.bindOrder = bindOrder;
+    this.priority = options?.priority;
+    this.weight = options?.weight ?? 1;
+    this.capacity = options?.capacity ?? Infinity;
+    this.maxRunning = options?.concurrency ?? Infinity;
+    this.rate = options?.rateLimit === undefined ? undefined : new RateWindow(options.rateLimit.limit, options.rateLimit.interval);
+    this.view = new View(this as Source);
+  }
+
+  /** Jobs waiting in it, due or delayed. */
+  get length(): number {
+    return this.due.length + this.delayed.length;
+  }
+
+  /** Whether it was closed (it takes no new jobs). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Stops taking new jobs: `add` throws `QueueClosedError`, `tryAdd` returns `undefined`. Jobs
+   * already waiting still run. There is no reopening.
+   */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * Removes every waiting job (due or delayed). Their handles settle `'cancelled'` and reject
+   * with `CancelledError`. Running jobs are not touched.
+   *
+   * @returns how many jobs were removed
+   */
+  purge(): number {
+    const jobs = this.due.drain();
+    const delayed = this.delayed.drain();
+    this.core.waiting -= jobs.length + delayed.length;
+    this.core.delayed -= delayed.length;
+    this.timed = 0;
+    for (const job of delayed) jobs.push(job);
+    jobs.sort((a, b) => a.seq - b.seq);
+    for (const job of jobs) {
+      job.cancelInPlace();
+      this.host.jobCancelled(job);
+    }
+    this.#lengthDropped();
+    this.core.retireIfDrained(this as Source);
+    return jobs.length;
+  }
+
+  /**
+   * Resolves once fewer than `n` jobs wait in it: a producer's back-pressure.
+   *
+   * @example
+   * ```ts
+   * for (const line of lines) {
+   *   await queue.onSizeLessThan(1000);
+   *   queue.add(line);
+   * }
+   * ```
+   */
+  onSizeLessThan(n: number): Promise<void> {
+    check.finiteNumber('onSizeLessThan(n)', n);
+    if (this.length < n) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.#sizeWaiters ??= []).push({ below: n, resolve }));
+  }
+
+  /** @internal Whether this source may give a job at `now`. */
+  isEligible(now: number): boolean {
+    return this.due.length > 0 && this.running < this.maxRunning && (this.rate === undefined || this.rate.allows(now));
+  }
+
+  /** @internal Moves delayed jobs due at `now` into the due order. */
+  promote(now: number): void {
+    for (let job = this.delayed.shiftDue(now); job !== undefined; job = this.delayed.shiftDue(now)) {
+      job.state = State.Waiting;
+      this.due.pushPromoted(job);
+      this.core.delayed--;
+    }
+  }
+
+  /** @internal Takes the next due job for a start at `now`; the dispatcher has checked eligibility. */
+  take(now: number): JobRecord<T, R> {
+    const job = this.due.shift() as JobRecord<T, R>;
+    this.running++;
+    this.core.waiting--;
+    if (job.dueAt !== UNTIMED) this.timed--;
+    if (this.rate !== undefined) this.rate.record(now);
+    if (this.#sizeWaiters !== undefined) this.#lengthDropped();
+    return job;
+  }
+
+  /** @internal Removes a job that was cancelled while waiting (it is already marked cancelled). */
+  remove(job: JobRecord, wasDelayed: boolean): void {
+    if (wasDelayed) {
+      this.delayed.markRemoved();
+      this.core.delayed--;
+    } else {
+      this.due.markRemoved();
+    }
+    this.core.waiting--;
+    if (job.dueAt !== UNTIMED) this.timed--;
+    this.#lengthDropped();
+    this.core.retireIfDrained(this as Source);
+  }
+
+  /** @internal Whether `add` would accept `count` more jobs now; throws or returns the error. */
+  refusal(count: number): QueueClosedError | QueueFullError | undefined {
+    if (this.#closed || this.retiring) return new QueueClosedError(this.name);
+    if (this.length + count > this.capacity) return new QueueFullError(this.name, this.capacity);
+    return undefined;
+  }
+
+  /** @internal Adds one job; the caller has checked room. `priority` is 0 outside priority queues. */
+  enqueue(data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
+    let runAt: number | undefined;
+    let id: string | undefined;
+    let signal: AbortSignal | undefined;
+    if (options !== undefined) {
+      check.optionsObject('add options', options);
+      if (options.delay !== undefined) {
+        if (options.runAt !== undefined) throw new TypeError('qmux: add options "delay" and "runAt" cannot be used together');
+        runAt = this.host.now() + check.nonNegativeMs('add option "delay"', options.delay);
+      } else if (options.runAt !== undefined) {
+        runAt = check.dateOrEpochMs('add option "runAt"', options.runAt);
+      }
+      if (options.id !== undefined && typeof options.id !== 'string') {
+        throw new TypeError(`qmux: add option "id" must be a string, got ${check.describeValue(options.id)}`);
+      }
+      id = options.id;
+      if (options.signal !== undefined) signal = check.abortSignal('add option "signal"', options.signal);
+    }
+    // A job due on add normally needs no timestamp: it was added after every job it competes
+    // with, so add order alone places it. Only while this source holds jobs with real due times
+    // (delayed or promoted) must it carry the time it was added.
+    const now = runAt !== undefined || this.timed > 0 ? this.host.now() : UNTIMED;
+    const delayed = runAt !== undefined && runAt > now;
+    const dueAt = delayed ? (runAt as number) : now;
+    const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting, id);
+    if (signal?.aborted) {
+      job.cancelInPlace(signal.reason);
+      this.host.jobCancelled(job);
+      return job;
+    }
+    if (job.dueAt !== UNTIMED) this.timed++;
+    this.core.waiting++;
+    if (delayed) {
+      this.delayed.push(job);
+      this.core.delayed++;
+    } else {
+      this.due.pushFresh(job);
+    }
+    if (signal !== undefined) job.followSignal(signal);
+    this.host.jobAdded();
+    return job;
+  }
+
+  /** @internal Adds many jobs all or nothing. */
+  enqueueAll(items: readonly { data: T; priority: number; options: AddOptions | undefined }[]): JobGroup<R> {
+    const refused = this.refusal(items.length);
+    if (refused !== undefined) throw refused;
+    return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, item.options)));
+  }
+
+  #lengthDropped(): void {
+    const waiters = this.#sizeWaiters;
+    if (waiters === undefined) return;
+    const length = this.length;
+    const still = waiters.filter((waiter) => {
+      if (length < waiter.below) waiter.resolve();
+      return length >= waiter.below;
+    });
+    this.#sizeWaiters = still.length > 0 ? still : undefined;
+  }
+}
+
+/** @internal */
+export function makeGroup<R>(handles: readonly JobHandle<R>[]): JobGroup<R> {
+  return {
+    handles,
+    result: () => Promise.all(handles.map((handle) => handle.result())),
+    settled: () => Promise.all(handles.map((handle) => handle.settled())).then(() => undefined),
+  };
+}

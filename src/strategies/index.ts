@@ -1,0 +1,66 @@
+import { MaxLen, MinLen } from './length.js';
+import { Priority } from './priority.js';
+import { RoundRobin } from './round-robin.js';
+import type { Strategy as StrategyType } from './strategy.js';
+import { Weighted } from './weighted.js';
+import { describeValue } from '../internal/validate.js';
+
+export type { Picker, SourceView } from './strategy.js';
+
+/** A dispatch strategy; see {@link Strategy} (the value) for the built-ins. */
+export type Strategy = StrategyType;
+
+/**
+ * The built-in strategies. Pass one as the `strategy` worker option.
+ *
+ * | strategy | takes the next job from | ties |
+ * |---|---|---|
+ * | `Priority` (default) | the first eligible source in the list | - |
+ * | `RoundRobin` | the next eligible source in turn after the last one served | - |
+ * | `MaxLen` | the eligible source with the most due jobs | first in the list |
+ * | `MinLen` | the eligible source with the fewest due jobs | first in the list |
+ * | `Weighted` | smooth weighted round-robin by `weight` | first in the list |
+ *
+ * @example
+ * ```ts
+ * const worker = new Worker(handler, { strategy: Strategy.RoundRobin });
+ * ```
+ */
+export const Strategy = Object.freeze({ Priority, RoundRobin, MaxLen, MinLen, Weighted });
+
+let defaultStrategy: StrategyType = Priority;
+
+/** @internal Checks that `value` is a strategy object, naming `option` otherwise. */
+export function assertStrategy(option: string, value: unknown): asserts value is StrategyType {
+  const candidate = value as { name?: unknown; create?: unknown } | null;
+  if (
+    candidate === null ||
+    typeof candidate !== 'object' ||
+    typeof candidate.name !== 'string' ||
+    typeof candidate.create !== 'function'
+  ) {
+    throw new TypeError(
+      `qmux: ${option} must be one of Strategy.Priority, Strategy.RoundRobin, Strategy.MaxLen, ` +
+        `Strategy.MinLen, Strategy.Weighted, or an object { name: string, create(): Picker }; got ${describeValue(value)}`,
+    );
+  }
+}
+
+/**
+ * Changes the strategy of workers created after the call (without a `strategy` option).
+ * Workers that exist keep theirs.
+ *
+ * @example
+ * ```ts
+ * setDefaultStrategy(Strategy.RoundRobin);
+ * ```
+ */
+export function setDefaultStrategy(strategy: StrategyType): void {
+  assertStrategy('setDefaultStrategy(strategy)', strategy);
+  defaultStrategy = strategy;
+}
+
+/** @internal The strategy a worker created now gets when it names none. */
+export function currentDefaultStrategy(): StrategyType {
+  return defaultStrategy;
+}

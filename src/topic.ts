@@ -1,0 +1,82 @@
+import type { JobHandle } from './job.js';
+import { Source, type AddOptions } from './source.js';
+
+/**
+ * A worker's subscription to a {@link Topic}: a FIFO source fed by `topic.publish`.
+ * Made by `worker.subscribe(topic)`.
+ *
+ * @typeParam T - message data
+ * @typeParam R - what the handler returns
+ */
+export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
+  /** @internal */
+  topic: Topic<T> | undefined;
+
+  /**
+   * Stops deliveries. Jobs already delivered still run; the subscription leaves the worker's list
+   * once they have. Calling it again does nothing.
+   */
+  unsubscribe(): void {
+    if (this.topic === undefined) return;
+    this.topic.detach(this);
+    this.topic = undefined;
+    this.retiring = true;
+    this.core.retireIfDrained(this as Source);
+  }
+}
+
+/**
+ * Publishes each message to every subscription, of any number of workers: one job per
+ * subscription. Delivery is all or nothing.
+ *
+ * @typeParam T - message data
+ * @example
+ * ```ts
+ * const orders = new Topic<Order>();
+ * billing.subscribe(orders);
+ * shipping.subscribe(orders, { priority: 1 });
+ * const handles = orders.publish(order); // two jobs, one per subscriber
+ * ```
+ */
+export class Topic<T = unknown> {
+  #subscriptions: Subscription<T, unknown>[] = [];
+
+  /** How many subscriptions it delivers to. */
+  get subscriberCount(): number {
+    return this.#subscriptions.length;
+  }
+
+  /**
+   * Delivers `data` as one job to every subscription and returns their handles (an empty array
+   * when nobody subscribes). If any subscription is full or closed, nothing is delivered and its
+   * `QueueFullError` / `QueueClosedError` is thrown.
+   */
+  publish(data: T, options?: AddOptions): JobHandle<unknown>[] {
+    for (const subscription of this.#subscriptions) {
+      const refused = subscription.refusal(1);
+      if (refused !== undefined) throw refused;
+    }
+    return this.#deliver(data, options);
+  }
+
+  /** Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is full or closed. */
+  tryPublish(data: T, options?: AddOptions): JobHandle<unknown>[] | undefined {
+    for (const subscription of this.#subscriptions) if (subscription.refusal(1) !== undefined) return undefined;
+    return this.#deliver(data, options);
+  }
+
+  /** @internal */
+  attach(subscription: Subscription<T, unknown>): void {
+    this.#subscriptions.push(subscription);
+  }
+
+  /** @internal */
+  detach(subscription: Subscription<T, unknown>): void {
+    this.#subscriptions = this.#subscriptions.filter((other) => other !== subscription);
+  }
+
+  #deliver(data: T, options: AddOptions | undefined): JobHandle<unknown>[] {
+    // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
+    return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, options));
+  }
+}

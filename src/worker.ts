@@ -1,0 +1,619 @@
+import { EventEmitter } from 'eventemitter3';
+import { Dispatcher } from './dispatcher.js';
+import { InvalidStateError, InvariantError } from './errors.js';
+import type { TrackedJob, WorkerEvents } from './events.js';
+import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
+import * as check from './internal/validate.js';
+import { State, type Job, type JobRecord } from './job.js';
+import { PriorityQueue } from './priority-queue.js';
+import { Queue } from './queue.js';
+import { checkBindOptions, type BindOptions, type SourceHost } from './source.js';
+import { assertStrategy, currentDefaultStrategy, type Strategy } from './strategies/index.js';
+import { Subscription, type Topic } from './topic.js';
+
+/**
+ * A handler: does one job. It may return a value or a promise; throwing or rejecting fails the job.
+ *
+ * @typeParam T - job data
+ * @typeParam R - result
+ */
+export type Handler<T, R> = (job: Job<T>) => R | PromiseLike<R>;
+
+/** The job data of a function worker: a function to call. */
+export type Task<R> = () => R | PromiseLike<R>;
+
+/** Options for `new Worker(...)`. All are optional. */
+export interface WorkerOptions {
+  /** Most jobs running at once: a positive integer or `Infinity`. Default 1. */
+  concurrency?: number;
+  /** Which source gives the next job. Default: the current default strategy (`Strategy.Priority` unless changed). */
+  strategy?: Strategy;
+  /** Start dispatching at once. Default true; with false, nothing runs until `start()`. */
+  autoRun?: boolean;
+  /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`...). */
+  name?: string;
+}
+
+/**
+ * A worker's status:
+ *
+ * | status | meaning |
+ * |---|---|
+ * | `initiated` | created with `autoRun: false`, never started |
+ * | `idle` | started; nothing runs, nothing waits |
+ * | `running` | started, with work (running or waiting, delayed included) |
+ * | `pausing` | paused, jobs still running |
+ * | `paused` | paused, nothing running |
+ * | `stopping` | `stop()` called, jobs still running |
+ * | `stopped` | stopped, nothing running |
+ * | `halted` | fail-stopped on a broken invariant; `start()` recovers |
+ */
+export type WorkerStatus = 'initiated' | 'idle' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'halted';
+
+/** What the worker was told to do; with the slot count it gives the status. */
+enum Phase {
+  Initiated,
+  Started,
+  Paused,
+  Stopped,
+  Halted,
+}
+
+const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name']);
+
+let workerCount = 0;
+
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Calls a function worker's job. */
+function runTask(job: Job<unknown>): unknown {
+  const task = job.data;
+  if (typeof task !== 'function') {
+    throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(task)}`);
+  }
+  return (task as Task<unknown>)();
+}
+
+/**
+ * Holds the promise callbacks of one running job. Slots are reused, so a job that returns a
+ * promise costs no closure of its own.
+ */
+class Slot {
+  job: JobRecord | undefined = undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  constructor(done: (slot: Slot, ok: boolean, value: unknown) => void) {
+    this.resolve = (value) => done(this, true, value);
+    this.reject = (error) => done(this, false, error);
+  }
+}
+
+/**
+ * Binds sources and runs their jobs, choosing the next one with its strategy whenever a slot is
+ * free. The `Worker` value is this class; see {@link WorkerConstructor} for how to make one.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ */
+class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+  /** The worker's name. */
+  readonly name: string;
+  /** The strategy it was created with. */
+  readonly strategy: Strategy;
+  readonly #core: Dispatcher;
+  readonly #handler: Handler<T, R>;
+  readonly #host: SourceHost;
+  readonly #names = new Set<string>();
+  readonly #freeSlots: Slot[] = [];
+  readonly #slotDone: (slot: Slot, ok: boolean, value: unknown) => void;
+  readonly #pumpTask: () => void;
+  readonly #onTimer: () => void;
+  #phase: Phase;
+  #bindCount = 0;
+  #pumpScheduled = false;
+  #pumping = false;
+  /** Set when work arrives; cleared when `idle` is emitted. */
+  #busy = false;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #timerAt = Infinity;
+  #idleWaiters: Waiter[] = [];
+  #stopWaiters: Waiter[] = [];
+  #haltError: InvariantError | undefined = undefined;
+
+  constructor(handlerOrOptions?: Handler<T, R> | WorkerOptions, maybeOptions?: WorkerOptions) {
+    super();
+    let handler: Handler<T, R>;
+    let options: WorkerOptions | undefined;
+    if (typeof handlerOrOptions === 'function') {
+      handler = handlerOrOptions;
+      options = maybeOptions;
+    } else if (handlerOrOptions === undefined || (typeof handlerOrOptions === 'object' && handlerOrOptions !== null && !Array.isArray(handlerOrOptions))) {
+      if (maybeOptions !== undefined) {
+        throw new TypeError('qmux: new Worker(handler, options) needs a function as handler; for a function worker pass only the options');
+      }
+      handler = runTask as Handler<T, R>;
+      options = handlerOrOptions;
+    } else {
+      throw new TypeError(
+        `qmux: new Worker(handler) needs the handler to be a function (or only options, for a function worker), got ${check.describeValue(handlerOrOptions)}`,
+      );
+    }
+    check.optionsObject('worker options', options);
+    for (const key of Object.keys(options ?? {})) {
+      if (!WORKER_OPTIONS.has(key)) {
+        throw new TypeError(`qmux: unknown worker option "${key}"; allowed: ${[...WORKER_OPTIONS].join(', ')}`);
+      }
+    }
+    const concurrency = options?.concurrency === undefined ? 1 : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
+    const strategy = options?.strategy ?? currentDefaultStrategy();
+    assertStrategy('worker option "strategy"', strategy);
+    const picker = strategy.create();
+    if (picker === null || typeof picker !== 'object' || typeof picker.pick !== 'function') {
+      throw new TypeError(`qmux: strategy "${strategy.name}": create() must return an object with a pick(list) method`);
+    }
+    const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
+    this.name = options?.name === undefined ? `worker-${++workerCount}` : check.nonEmptyString('worker option "name"', options.name);
+    this.strategy = strategy;
+    this.#handler = handler;
+    this.#core = new Dispatcher(concurrency, picker, strategy.name);
+    this.#phase = autoRun ? Phase.Started : Phase.Initiated;
+    this.#host = {
+      now: () => Date.now(),
+      jobAdded: () => this.#jobAdded(),
+      jobCancelled: (job) => this.#jobCancelled(job),
+    };
+    this.#slotDone = (slot, ok, value) => {
+      const job = slot.job as JobRecord;
+      slot.job = undefined;
+      this.#freeSlots.push(slot);
+      this.#finish(job, ok, value);
+    };
+    this.#pumpTask = () => this.#pump();
+    this.#onTimer = () => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      this.#pump();
+    };
+  }
+
+  // ---------------------------------------------------------------- state
+
+  /** Where the worker is in its lifecycle; see {@link WorkerStatus}. */
+  get status(): WorkerStatus {
+    const core = this.#core;
+    switch (this.#phase) {
+      case Phase.Initiated:
+        return 'initiated';
+      case Phase.Started:
+        return core.inFlight > 0 || core.waiting > 0 ? 'running' : 'idle';
+      case Phase.Paused:
+        return core.inFlight > 0 ? 'pausing' : 'paused';
+      case Phase.Stopped:
+        return core.inFlight > 0 ? 'stopping' : 'stopped';
+      case Phase.Halted:
+        return 'halted';
+    }
+  }
+
+  /** Most jobs running at once. Change it with {@link WorkerImpl.setConcurrency}. */
+  get concurrency(): number {
+    return this.#core.concurrency;
+  }
+
+  /** Jobs waiting in every source (not started yet), due or delayed. */
+  get numPending(): number {
+    return this.#core.waiting;
+  }
+
+  /** Slots in use: running jobs, including cancelled ones whose handler has not returned yet. */
+  get numProcessing(): number {
+    return this.#core.inFlight;
+  }
+
+  // ---------------------------------------------------------------- lifecycle
+
+  /**
+   * Begins dispatching. Works from `initiated`, `stopped` and `halted` (clearing the halt: call it
+   * once the cause is fixed); does nothing when already started; throws `InvalidStateError`
+   * while pausing, paused or stopping.
+   */
+  start(): void {
+    switch (this.#phase) {
+      case Phase.Started:
+        return;
+      case Phase.Paused:
+        throw new InvalidStateError('start', this.status, 'call resume() to undo pause()');
+      case Phase.Stopped:
+        if (this.#core.inFlight > 0) throw new InvalidStateError('start', 'stopping', 'await stop() first');
+        break;
+      default:
+        break;
+    }
+    this.#haltError = undefined;
+    this.#phase = Phase.Started;
+    this.#schedulePump();
+  }
+
+  /**
+   * Stops starting jobs; running ones finish. Works from `idle` and `running`; does nothing when
+   * already paused; throws `InvalidStateError` otherwise.
+   */
+  pause(): void {
+    if (this.#phase === Phase.Paused) return;
+    if (this.#phase !== Phase.Started) {
+      throw new InvalidStateError('pause', this.status, this.#phase === Phase.Initiated ? 'call start() first' : 'call start() to run again');
+    }
+    this.#phase = Phase.Paused;
+    this.#disarmTimer();
+    this.#emit0('paused');
+  }
+
+  /** Undoes `pause()`. Does nothing when not paused but started; throws `InvalidStateError` otherwise. */
+  resume(): void {
+    if (this.#phase === Phase.Started) return;
+    if (this.#phase !== Phase.Paused) {
+      throw new InvalidStateError('resume', this.status, 'resume() undoes pause(); use start()');
+    }
+    this.#phase = Phase.Started;
+    this.#emit0('resumed');
+    this.#schedulePump();
+  }
+
+  /**
+   * Stops starting jobs and resolves once the running ones have settled. Waiting jobs stay
+   * queued and run after `start()`. Calling it on a stopped worker resolves at once.
+   *
+   * @example
+   * ```ts
+   * process.once('SIGINT', () => void worker.stop().then(() => process.exit(0)));
+   * ```
+   */
+  stop(): Promise<void> {
+    if (this.#phase === Phase.Stopped && this.#core.inFlight === 0) return Promise.resolve();
+    const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
+    if (this.#phase !== Phase.Stopped) {
+      this.#phase = Phase.Stopped;
+      this.#haltError = undefined;
+      this.#disarmTimer();
+    }
+    this.#afterChange();
+    return promise;
+  }
+
+  /**
+   * Resolves when nothing runs and nothing waits (delayed jobs count as waiting). While paused
+   * or stopped with work left it keeps waiting. Rejects with the `InvariantError` if the worker
+   * halts (or has halted).
+   *
+   * @example
+   * ```ts
+   * for (const file of files) queue.add(file);
+   * await worker.waitUntilIdle();
+   * ```
+   */
+  waitUntilIdle(): Promise<void> {
+    if (this.#phase === Phase.Halted) return Promise.reject(this.#haltError);
+    if (this.#core.inFlight === 0 && this.#core.waiting === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Changes the number of slots. Raising it fills the new slots before the next macrotask;
+   * lowering it never interrupts a running job, new starts just wait until in-flight is below.
+   */
+  setConcurrency(concurrency: number): void {
+    this.#core.concurrency = check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency);
+    this.#schedulePump();
+  }
+
+  // ---------------------------------------------------------------- sources
+
+  /**
+   * Binds a FIFO queue.
+   *
+   * @example
+   * ```ts
+   * const alerts = worker.bindQueue({ priority: 1 });
+   * const emails = worker.bindQueue(); // no priority: after every ranked source
+   * ```
+   */
+  bindQueue(options?: BindOptions): Queue<T, R> {
+    checkBindOptions('bindQueue()', options);
+    const queue = new Queue<T, R>(this.#host, this.#core, new FifoDueJobs(), this.#nameFor(options?.name, 'queue'), this.#bindCount++, options);
+    this.#core.bind(queue);
+    return queue;
+  }
+
+  /**
+   * Binds a priority queue: its jobs start by their own priority number (`pq.add(data, 3)`).
+   *
+   * @example
+   * ```ts
+   * const reports = worker.bindPriorityQueue({ priority: 2 });
+   * reports.add('weekly', 5);
+   * reports.add('outage', 0); // runs first
+   * ```
+   */
+  bindPriorityQueue(options?: BindOptions): PriorityQueue<T, R> {
+    checkBindOptions('bindPriorityQueue()', options);
+    const queue = new PriorityQueue<T, R>(
+      this.#host,
+      this.#core,
+      new PriorityDueJobs(),
+      this.#nameFor(options?.name, 'priority-queue'),
+      this.#bindCount++,
+      options,
+    );
+    this.#core.bind(queue);
+    return queue;
+  }
+
+  /**
+   * Subscribes to a topic: every message published from now on becomes one job of this
+   * subscription.
+   *
+   * @example
+   * ```ts
+   * const sub = worker.subscribe(orders, { priority: 3 });
+   * sub.unsubscribe(); // later
+   * ```
+   */
+  subscribe(topic: Topic<T>, options?: BindOptions): Subscription<T, R> {
+    if (topic === null || typeof topic !== 'object' || typeof (topic as Topic<T>).attach !== 'function') {
+      throw new TypeError(`qmux: subscribe(topic) needs a Topic, got ${check.describeValue(topic)}`);
+    }
+    checkBindOptions('subscribe()', options);
+    const subscription = new Subscription<T, R>(
+      this.#host,
+      this.#core,
+      new FifoDueJobs(),
+      this.#nameFor(options?.name, 'subscription'),
+      this.#bindCount++,
+      options,
+    );
+    subscription.topic = topic;
+    topic.attach(subscription as Subscription<T, unknown>);
+    this.#core.bind(subscription);
+    return subscription;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #nameFor(requested: string | undefined, kind: string): string {
+    let name = requested;
+    if (name === undefined) {
+      let n = this.#bindCount + 1;
+      do name = `${kind}-${n++}`;
+      while (this.#names.has(name));
+    } else if (this.#names.has(name)) {
+      throw new TypeError(`qmux: bind option "name": worker "${this.name}" already has a source named "${name}"`);
+    }
+    this.#names.add(name);
+    return name;
+  }
+
+  #jobAdded(): void {
+    this.#busy = true;
+    if (this.#phase === Phase.Started) this.#schedulePump();
+  }
+
+  #jobCancelled(job: JobRecord): void {
+    this.#emit1('cancelled', job as unknown as TrackedJob<T, R>);
+    if (!this.#pumping) this.#afterChange();
+  }
+
+  /** Batches every add of one synchronous run into one decision pass, as SPEC 4 asks. */
+  #schedulePump(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
+    queueMicrotask(this.#pumpTask);
+  }
+
+  /** Starts jobs while a slot is free and a source is eligible, then arms the wake-up timer. */
+  #pump(): void {
+    this.#pumpScheduled = false;
+    if (this.#pumping) return; // the loop in progress will see whatever changed
+    const core = this.#core;
+    if (this.#phase === Phase.Started) {
+      this.#pumping = true;
+      // One clock reading per decision: what is due and when to wake are judged at the same instant.
+      const now = core.needsClock ? Date.now() : 0;
+      try {
+        core.promote(now);
+        while (core.inFlight < core.concurrency && this.#phase === Phase.Started) {
+          const job = core.claim(now);
+          if (job === undefined) break;
+          this.#run(job);
+        }
+        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) this.#armTimer(core.wakeAt(), now);
+      } catch (error) {
+        this.#halt(error);
+      } finally {
+        this.#pumping = false;
+      }
+    }
+    this.#afterChange();
+  }
+
+  #run(job: JobRecord): void {
+    this.#emit1('active', job as unknown as TrackedJob<T, R>);
+    let result: unknown;
+    try {
+      result = this.#handler(job as unknown as Job<T>);
+      if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
+        const then = (result as PromiseLike<unknown>).then;
+        if (typeof then === 'function') {
+          const slot = this.#freeSlots.pop() ?? new Slot(this.#slotDone);
+          slot.job = job;
+          then.call(result, slot.resolve, slot.reject);
+          return;
+        }
+      }
+    } catch (error) {
+      this.#finish(job, false, error);
+      return;
+    }
+    this.#finish(job, true, result);
+  }
+
+  #finish(job: JobRecord, ok: boolean, value: unknown): void {
+    try {
+      this.#core.release(job);
+    } catch (error) {
+      this.#halt(error);
+    }
+    if (job.state === State.Running) {
+      // Not cancelled meanwhile: the outcome is the handler's.
+      if (ok) {
+        job.settle(State.Succeeded, value);
+        this.#emit2('completed', job as unknown as TrackedJob<T, R>, value as R);
+      } else {
+        job.settle(State.Failed, value);
+        this.#emit2('failed', job as unknown as TrackedJob<T, R>, value);
+      }
+    }
+    if (this.#pumping) return; // a synchronous handler: the pump loop goes on by itself
+    if (this.#phase === Phase.Started) this.#pump();
+    else this.#afterChange();
+  }
+
+  /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
+  #afterChange(): void {
+    const core = this.#core;
+    if (core.inFlight !== 0) return;
+    if (this.#phase === Phase.Stopped && this.#stopWaiters.length > 0) {
+      const waiters = this.#stopWaiters;
+      this.#stopWaiters = [];
+      for (const waiter of waiters) waiter.resolve();
+      this.#emit0('stopped');
+    }
+    if (core.waiting !== 0) return;
+    if (this.#busy && this.#phase === Phase.Started) {
+      this.#busy = false;
+      this.#emit0('idle');
+    }
+    if (this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const waiter of waiters) waiter.resolve();
+    }
+  }
+
+  #armTimer(at: number, now: number): void {
+    if (at === Infinity) {
+      this.#disarmTimer();
+      return;
+    }
+    if (this.#timer !== undefined) {
+      if (this.#timerAt <= at) return; // it fires first; that pump re-arms for the rest
+      clearTimeout(this.#timer);
+    }
+    this.#timerAt = at;
+    this.#timer = setTimeout(this.#onTimer, Math.max(1, at - now));
+  }
+
+  #disarmTimer(): void {
+    if (this.#timer === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+  }
+
+  /** Fail-stop: claim nothing more, keep every waiting job, tell whoever waits. */
+  #halt(cause: unknown): void {
+    if (this.#phase === Phase.Halted) return;
+    const error =
+      cause instanceof InvariantError
+        ? cause
+        : new InvariantError('internal', `unexpected error inside qmux: ${String(cause)}`, { cause });
+    this.#phase = Phase.Halted;
+    this.#haltError = error;
+    this.#disarmTimer();
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const waiter of waiters) waiter.reject(error);
+    this.#emit1('halted', error);
+  }
+
+  // Fixed-arity emitters: no rest array per event on the hot path, and a listener that throws
+  // cannot corrupt the worker's state.
+  #emit0(event: 'idle' | 'paused' | 'resumed' | 'stopped'): void {
+    try {
+      (this.emit as (event: string) => boolean)(event);
+    } catch (error) {
+      this.#listenerThrew(event, error);
+    }
+  }
+
+  #emit1(event: 'active' | 'cancelled' | 'halted' | 'error', a: unknown): void {
+    try {
+      (this.emit as (event: string, a: unknown) => boolean)(event, a);
+    } catch (error) {
+      this.#listenerThrew(event, error);
+    }
+  }
+
+  #emit2(event: 'completed' | 'failed', a: unknown, b: unknown): void {
+    try {
+      (this.emit as (event: string, a: unknown, b: unknown) => boolean)(event, a, b);
+    } catch (error) {
+      this.#listenerThrew(event, error);
+    }
+  }
+
+  /**
+   * A listener threw. It is reported on `error` if someone listens there; otherwise it is
+   * rethrown on its own microtask, as a bug in the listener, while the worker carries on.
+   */
+  #listenerThrew(event: string, error: unknown): void {
+    if (event !== 'error' && this.listenerCount('error') > 0) {
+      this.#emit1('error', error);
+      return;
+    }
+    queueMicrotask(() => {
+      throw error;
+    });
+  }
+}
+
+Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
+
+/**
+ * How to make a {@link Worker}: with a handler, or with options only for a function worker,
+ * whose jobs are functions to call.
+ *
+ * @example
+ * ```ts
+ * // A handler worker: two slots, round-robin over its sources.
+ * const worker = new Worker(async (job: Job<string>) => fetch(job.data), {
+ *   concurrency: 2,
+ *   strategy: Strategy.RoundRobin,
+ * });
+ *
+ * // A function worker (the p-limit use case).
+ * const limit = new Worker<number>({ concurrency: 4 });
+ * const q = limit.bindQueue();
+ * const n = await q.add(() => computeSomething()).result();
+ * ```
+ */
+export interface WorkerConstructor {
+  /** A worker that runs `handler` for each job. */
+  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
+  /** A function worker: each job's data is a function, which is called; its return value is the job's result. */
+  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
+  readonly prototype: WorkerImpl;
+}
+
+/**
+ * One worker: a pool of slots, a list of bound sources and a strategy that picks which source
+ * gives the next job. See {@link WorkerConstructor} for the constructor.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ */
+export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
+/** The worker class; see {@link WorkerConstructor}. */
+export const Worker = WorkerImpl as unknown as WorkerConstructor;

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { Strategy, Worker, type Job } from '../src/index.js';
+
+/**
+ * The seed programs of ../shared/seeds/varmq-strategies.md: concurrency 1, autoRun false, queues
+ * filled, then start(). The handler must see exactly the orders the seed lists.
+ */
+async function takenOrder(strategy: Strategy, ranked: boolean): Promise<string[]> {
+  const taken: string[] = [];
+  const worker = new Worker((job: Job<string>) => void taken.push(job.data), { strategy, autoRun: false });
+  const alerts = worker.bindQueue(ranked ? { priority: 1 } : undefined);
+  const reports = worker.bindQueue(ranked ? { priority: 2 } : undefined);
+  const emails = worker.bindQueue();
+  if (ranked) {
+    // The Priority seed fills the lowest-ranked queue first.
+    for (let i = 0; i < 3; i++) emails.add('email');
+    reports.add('report');
+    alerts.add('alert');
+    alerts.add('alert');
+  } else {
+    alerts.add('alert');
+    alerts.add('alert');
+    reports.add('report');
+    for (let i = 0; i < 3; i++) emails.add('email');
+  }
+  worker.start();
+  await worker.waitUntilIdle();
+  return taken;
+}
+
+describe('seed programs (varmq strategies page)', () => {
+  it('Priority: alert, alert, report, email, email, email', async () => {
+    expect(await takenOrder(Strategy.Priority, true)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
+  });
+  it('RoundRobin: alert, report, email, alert, email, email', async () => {
+    expect(await takenOrder(Strategy.RoundRobin, false)).toEqual(['alert', 'report', 'email', 'alert', 'email', 'email']);
+  });
+  it('MaxLen: email, alert, email, alert, report, email', async () => {
+    expect(await takenOrder(Strategy.MaxLen, false)).toEqual(['email', 'alert', 'email', 'alert', 'report', 'email']);
+  });
+  it('MinLen: report, alert, alert, email, email, email', async () => {
+    expect(await takenOrder(Strategy.MinLen, false)).toEqual(['report', 'alert', 'alert', 'email', 'email', 'email']);
+  });
+  it('Priority without any priorities follows bind order', async () => {
+    expect(await takenOrder(Strategy.Priority, false)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
+  });
+  it('the same orders with autoRun: true when the queues are filled in one synchronous run', async () => {
+    const taken: string[] = [];
+    const worker = new Worker((job: Job<string>) => void taken.push(job.data), { strategy: Strategy.MaxLen });
+    const [alerts, reports, emails] = [worker.bindQueue(), worker.bindQueue(), worker.bindQueue()];
+    alerts.add('alert');
+    alerts.add('alert');
+    reports.add('report');
+    for (let i = 0; i < 3; i++) emails.add('email');
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(['email', 'alert', 'email', 'alert', 'report', 'email']);
+  });
+});
