@@ -115,7 +115,7 @@ export class Dispatcher {
     }
     job.state = State.Running;
     job.inFlight = true;
-    job.attempts++;
+    job.beginAttempt();
     this.inFlight++;
     return job;
   }

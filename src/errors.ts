@@ -95,3 +95,17 @@ export class InvariantError extends QmuxError {
     this.invariant = invariant;
   }
 }
+
+/**
+ * A job ran longer than its `timeout`. Its `signal` aborts with this error and the attempt fails
+ * (it may be retried). The handler's slot stays taken until the handler returns.
+ */
+export class TimeoutError extends QmuxError {
+  /** The timeout that passed, in ms. */
+  readonly timeout: number;
+  /** @internal */
+  constructor(timeout: number, jobId: string) {
+    super(`qmux: job ${jobId} timed out after ${timeout} ms`);
+    this.timeout = timeout;
+  }
+}

@@ -23,8 +23,12 @@ export interface WorkerEvents<T = unknown, R = unknown> {
   active: [job: TrackedJob<T, R>];
   /** A job's handler returned (or resolved) `result`. */
   completed: [job: TrackedJob<T, R>, result: R];
-  /** A job failed: its handler threw or rejected with `error`. */
+  /** A job failed for good (its last attempt failed, or `retryIf` said no) with `error`. */
   failed: [job: TrackedJob<T, R>, error: unknown];
+  /** An attempt failed with `error` and the job will be tried again in `delayMs`. */
+  retrying: [job: TrackedJob<T, R>, error: unknown, delayMs: number];
+  /** A job that failed for good was kept in `worker.deadLetters`. */
+  dead: [job: TrackedJob<T, R>, error: unknown];
   /** A job was cancelled (handle, signal or purge), waiting or running. */
   cancelled: [job: TrackedJob<T, R>];
   /** The worker went from having work to none: nothing runs, nothing waits. */
@@ -37,6 +41,8 @@ export interface WorkerEvents<T = unknown, R = unknown> {
   stopped: [];
   /** A broken invariant fail-stopped the worker; see `InvariantError`. */
   halted: [error: InvariantError];
-  /** A fault that is neither a job's failure nor a broken invariant, such as a listener that threw. */
+  /** The worker became degraded (repeated thread crashes); `health()` gives the reason. */
+  degraded: [error: unknown];
+  /** A fault that is neither a job's failure nor a broken invariant, such as a listener or a retry hook that threw. */
   error: [error: unknown];
 }

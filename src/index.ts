@@ -4,7 +4,18 @@
  *
  * @packageDocumentation
  */
-export { Worker, type WorkerConstructor, type WorkerOptions, type WorkerStatus, type Handler, type Task } from './worker.js';
+export {
+  Worker,
+  type WorkerConstructor,
+  type WorkerOptions,
+  type WorkerStatus,
+  type WorkerHealth,
+  type Handler,
+  type Task,
+} from './worker.js';
+export { Registry, type RegistryHealth, type ShutdownOptions, type ShutdownResult } from './registry.js';
+export type { DeadLetter } from './dead-letters.js';
+export type { RetryOptions, Backoff, BackoffSchedule } from './retry.js';
 export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
@@ -19,4 +30,5 @@ export {
   CancelledError,
   InvalidStateError,
   InvariantError,
+  TimeoutError,
 } from './errors.js';

@@ -104,6 +104,33 @@ function noop(): void {}
  */
 export const UNTIMED = -Infinity;
 
+/**
+ * What only some jobs need: a signal, a promise, per-job retry or timeout, an attempt that
+ * failed before its handler returned. Kept off the job itself so that a plain queued job stays
+ * small; made on first use.
+ *
+ * @internal
+ */
+export class JobExtras {
+  controller: AbortController | undefined = undefined;
+  abortReason: unknown = undefined;
+  outcome: Outcome<unknown> | undefined = undefined;
+  externalSignal: AbortSignal | undefined = undefined;
+  onExternalAbort: (() => void) | undefined = undefined;
+  /** The `timeout` add option. */
+  timeout: number | undefined = undefined;
+  /** The `retry` add option. */
+  retry: object | undefined = undefined;
+  /** The running attempt's timeout timer. */
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */
+  attemptError: unknown = undefined;
+  /** Whether `attemptError` is set (the error itself may be any value). */
+  attemptFailed = false;
+  /** The wait before the retry that `attemptError` calls for. */
+  retryDelay = 0;
+}
+
 let nextSeq = 1;
 
 /**
@@ -129,12 +156,10 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   /** True from the start of an attempt until its handler settles, even if the job was cancelled meanwhile. */
   inFlight = false;
   #id: string | undefined;
-  #controller: AbortController | undefined = undefined;
-  #abortReason: unknown = undefined;
-  #outcome: Outcome<R> | undefined = undefined;
+  /** The result once succeeded, the error once failed or cancelled. */
   #value: unknown = undefined;
-  #externalSignal: AbortSignal | undefined = undefined;
-  #onExternalAbort: (() => void) | undefined = undefined;
+  /** Rarely needed state; see {@link JobExtras}. */
+  ext: JobExtras | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, priority: number, dueAt: number, state: State, id: string | undefined) {
     this.seq = nextSeq++;
@@ -163,11 +188,35 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.#abortReason !== undefined) this.#controller.abort(this.#abortReason);
+    const ext = this.extras();
+    if (ext.controller === undefined) {
+      ext.controller = new AbortController();
+      if (ext.abortReason !== undefined) ext.controller.abort(ext.abortReason);
     }
-    return this.#controller.signal;
+    return ext.controller.signal;
+  }
+
+  /** The rarely needed part, made on first use. */
+  extras(): JobExtras {
+    return (this.ext ??= new JobExtras());
+  }
+
+  /** Aborts the running attempt's signal (cancellation, timeout, shutdown). */
+  abortAttempt(reason: unknown): void {
+    const ext = this.extras();
+    ext.abortReason = reason;
+    ext.controller?.abort(reason);
+  }
+
+  /** Starts a new attempt: a fresh signal, nothing failed yet. */
+  beginAttempt(): void {
+    this.attempts++;
+    const ext = this.ext;
+    if (ext === undefined) return;
+    ext.controller = undefined;
+    ext.abortReason = undefined;
+    ext.attemptError = undefined;
+    ext.attemptFailed = false;
   }
 
   /** Whether the job has succeeded, failed or been cancelled. */
@@ -200,18 +249,16 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    */
   cancelInPlace(reason?: unknown): void {
     const error = new CancelledError(reason);
-    if (this.state === State.Running) {
-      this.#abortReason = error;
-      this.#controller?.abort(error);
-    }
+    if (this.state === State.Running) this.abortAttempt(error);
     this.settle(State.Cancelled, error);
   }
 
   /** Cancel this job when `signal` aborts; the listener is removed once the job settles. */
   followSignal(signal: AbortSignal): void {
-    this.#externalSignal = signal;
-    this.#onExternalAbort = () => this.cancel(signal.reason);
-    signal.addEventListener('abort', this.#onExternalAbort, { once: true });
+    const ext = this.extras();
+    ext.externalSignal = signal;
+    ext.onExternalAbort = () => this.cancel(signal.reason);
+    signal.addEventListener('abort', ext.onExternalAbort, { once: true });
   }
 
   /**
@@ -221,19 +268,22 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   settle(state: State.Succeeded | State.Failed | State.Cancelled, value: unknown): void {
     this.state = state;
     this.#value = value;
-    if (this.#externalSignal !== undefined) {
-      this.#externalSignal.removeEventListener('abort', this.#onExternalAbort as () => void);
-      this.#externalSignal = undefined;
-      this.#onExternalAbort = undefined;
+    const ext = this.ext;
+    if (ext === undefined) return;
+    if (ext.externalSignal !== undefined) {
+      ext.externalSignal.removeEventListener('abort', ext.onExternalAbort as () => void);
+      ext.externalSignal = undefined;
+      ext.onExternalAbort = undefined;
     }
-    const outcome = this.#outcome;
+    const outcome = ext.outcome;
     if (outcome === undefined) return;
     if (state === State.Succeeded) outcome.resolve(value as R);
     else outcome.reject(value);
   }
 
   #outcomeFor(): Outcome<R> {
-    if (this.#outcome !== undefined) return this.#outcome;
+    const ext = this.extras();
+    if (ext.outcome !== undefined) return ext.outcome as Outcome<R>;
     let outcome: Outcome<R>;
     if (this.state === State.Succeeded) {
       outcome = { promise: Promise.resolve(this.#value as R), resolve: noop, reject: noop, settledPromise: undefined };
@@ -249,7 +299,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
       });
       outcome = { promise, resolve, reject, settledPromise: undefined };
     }
-    this.#outcome = outcome;
+    ext.outcome = outcome as Outcome<unknown>;
     return outcome;
   }
 }

@@ -4,6 +4,7 @@ import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
+import { checkRetryOptions, type RetryOptions } from './retry.js';
 import type { SourceView } from './strategies/strategy.js';
 
 /**
@@ -57,6 +58,10 @@ export interface AddOptions {
   id?: string;
   /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
   signal?: AbortSignal;
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0); overrides the worker's `timeout`. */
+  timeout?: number;
+  /** Retry policy for this job; its fields override the worker's `retry` one by one. */
+  retry?: RetryOptions;
 }
 
 /**
@@ -71,6 +76,13 @@ export interface SourceHost {
   jobAdded(): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
+}
+
+/** A timeout in ms: a finite number > 0. @internal */
+export function checkTimeout(name: string, value: unknown): number {
+  check.finiteNumber(name, value);
+  if ((value as number) <= 0) throw new RangeError(`qmux: ${name} must be a finite number of ms > 0, got ${String(value)}`);
+  return value as number;
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
@@ -301,6 +313,8 @@ export abstract class Source<T = unknown, R = unknown> {
     let runAt: number | undefined;
     let id: string | undefined;
     let signal: AbortSignal | undefined;
+    let timeout: number | undefined;
+    let retry: RetryOptions | undefined;
     if (options !== undefined) {
       check.optionsObject('add options', options);
       if (options.delay !== undefined) {
@@ -314,6 +328,11 @@ export abstract class Source<T = unknown, R = unknown> {
       }
       id = options.id;
       if (options.signal !== undefined) signal = check.abortSignal('add option "signal"', options.signal);
+      if (options.timeout !== undefined) timeout = checkTimeout('add option "timeout"', options.timeout);
+      if (options.retry !== undefined) {
+        checkRetryOptions('add option "retry"', options.retry);
+        retry = options.retry;
+      }
     }
     // A job due on add normally needs no timestamp: it was added after every job it competes
     // with, so add order alone places it. Only while this source holds jobs with real due times
@@ -322,6 +341,11 @@ export abstract class Source<T = unknown, R = unknown> {
     const delayed = runAt !== undefined && runAt > now;
     const dueAt = delayed ? (runAt as number) : now;
     const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting, id);
+    if (timeout !== undefined || retry !== undefined) {
+      const ext = job.extras();
+      ext.timeout = timeout;
+      ext.retry = retry;
+    }
     if (signal?.aborted) {
       job.cancelInPlace(signal.reason);
       this.host.jobCancelled(job);
@@ -338,6 +362,21 @@ export abstract class Source<T = unknown, R = unknown> {
     if (signal !== undefined) job.followSignal(signal);
     this.host.jobAdded();
     return job;
+  }
+
+  /**
+   * @internal Puts a job whose attempt failed back as a delayed job due at `dueAt`, even at
+   * capacity or closed: it is not a new job. Called before its slot is released, so a retiring
+   * subscription does not leave the list under it.
+   */
+  requeue(job: JobRecord<T, R>, dueAt: number): void {
+    job.state = State.Delayed;
+    job.dueAt = dueAt;
+    this.delayed.push(job);
+    this.timed++;
+    this.core.waiting++;
+    this.core.delayed++;
+    this.host.jobAdded();
   }
 
   /** @internal Adds many jobs all or nothing. */

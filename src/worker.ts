@@ -1,13 +1,15 @@
 import { EventEmitter } from 'eventemitter3';
 import { Dispatcher } from './dispatcher.js';
-import { InvalidStateError, InvariantError } from './errors.js';
+import { DeadLetterStore, type DeadLetter } from './dead-letters.js';
+import { InvalidStateError, InvariantError, TimeoutError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
-import { State, type Job, type JobRecord } from './job.js';
+import { State, type Job, type JobHandle, type JobRecord } from './job.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
-import { checkBindOptions, type BindOptions, type SourceHost } from './source.js';
+import { backoffDelay, checkRetryOptions, mergeRetry, type RetryOptions } from './retry.js';
+import { checkBindOptions, checkTimeout, type AddOptions, type BindOptions, type Source, type SourceHost } from './source.js';
 import { assertStrategy, currentDefaultStrategy, type Strategy } from './strategies/index.js';
 import { Subscription, type Topic } from './topic.js';
 
@@ -32,6 +34,32 @@ export interface WorkerOptions {
   autoRun?: boolean;
   /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`...). */
   name?: string;
+  /** Retry policy for every job (a job's `retry` add option overrides it field by field). Default: no retry. */
+  retry?: RetryOptions;
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0). Default: none. */
+  timeout?: number;
+  /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
+  deadLetterLimit?: number;
+}
+
+/**
+ * What `worker.health()` returns.
+ *
+ * @example
+ * ```ts
+ * const { status, reason } = worker.health();
+ * if (status !== 'healthy') console.warn(worker.name, status, reason);
+ * ```
+ */
+export interface WorkerHealth {
+  /** `healthy`; `degraded` (working, but something keeps going wrong, such as thread crashes); `halted` (fail-stopped). */
+  status: 'healthy' | 'degraded' | 'halted';
+  /** Why it is not healthy. */
+  reason?: string;
+  /** The error that halted it or made it degraded. */
+  error?: unknown;
+  /** The worker's status at the time. */
+  workerStatus: WorkerStatus;
 }
 
 /**
@@ -59,7 +87,23 @@ enum Phase {
   Halted,
 }
 
-const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name']);
+const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit']);
+
+/** What `redrive` needs to put a dead letter back. */
+interface Origin {
+  source: Source;
+  priority: number;
+  timeout: number | undefined;
+  retry: RetryOptions | undefined;
+}
+
+/** What a finished attempt leads to, so events can be emitted once the slot is released. */
+const enum Outcome {
+  None,
+  Completed,
+  Retrying,
+  Failed,
+}
 
 let workerCount = 0;
 
@@ -111,6 +155,12 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   readonly #slotDone: (slot: Slot, ok: boolean, value: unknown) => void;
   readonly #pumpTask: () => void;
   readonly #onTimer: () => void;
+  readonly #onJobTimeout: (job: JobRecord) => void;
+  readonly #retry: RetryOptions | undefined;
+  readonly #timeout: number | undefined;
+  readonly #deadLetters: DeadLetterStore<T>;
+  /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
+  readonly #slots: Slot[] = [];
   #phase: Phase;
   #bindCount = 0;
   #pumpScheduled = false;
@@ -155,6 +205,14 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       throw new TypeError(`qmux: strategy "${strategy.name}": create() must return an object with a pick(list) method`);
     }
     const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
+    checkRetryOptions('worker option "retry"', options?.retry);
+    this.#retry = options?.retry;
+    this.#timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
+    const deadLetterLimit = options?.deadLetterLimit ?? 1000;
+    if (!(Number.isInteger(deadLetterLimit) && deadLetterLimit >= 0)) {
+      throw new RangeError(`qmux: worker option "deadLetterLimit" must be an integer >= 0, got ${check.describeValue(deadLetterLimit)}`);
+    }
+    this.#deadLetters = new DeadLetterStore<T>(deadLetterLimit);
     this.name = options?.name === undefined ? `worker-${++workerCount}` : check.nonEmptyString('worker option "name"', options.name);
     this.strategy = strategy;
     this.#handler = handler;
@@ -177,6 +235,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       this.#timerAt = Infinity;
       this.#pump();
     };
+    this.#onJobTimeout = (job) => this.#timedOut(job);
   }
 
   // ---------------------------------------------------------------- state
@@ -211,6 +270,52 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   /** Slots in use: running jobs, including cancelled ones whose handler has not returned yet. */
   get numProcessing(): number {
     return this.#core.inFlight;
+  }
+
+  /**
+   * Jobs that failed their last attempt, oldest first, at most `deadLetterLimit` of them.
+   * Put one back with {@link WorkerImpl.redrive}.
+   */
+  get deadLetters(): readonly DeadLetter<T>[] {
+    return this.#deadLetters.entries;
+  }
+
+  /**
+   * Whether the worker can be trusted to make progress: `healthy`, `degraded` or `halted`
+   * (with the reason and the error).
+   */
+  health(): WorkerHealth {
+    if (this.#phase === Phase.Halted) {
+      const error = this.#haltError as InvariantError;
+      return { status: 'halted', reason: error.message, error, workerStatus: 'halted' };
+    }
+    return { status: 'healthy', workerStatus: this.status };
+  }
+
+  /**
+   * Takes a dead letter out of `deadLetters` and adds its job to its source again, with attempts
+   * counted from 1 and the job's own `timeout` / `retry` options. Throws like `add` when the
+   * source is full or closed (the entry then stays), and a `TypeError` for an entry that is not
+   * one of this worker's.
+   *
+   * @example
+   * ```ts
+   * for (const entry of worker.deadLetters.filter((e) => isTransient(e.error))) worker.redrive(entry);
+   * ```
+   */
+  redrive(entry: DeadLetter<T>): JobHandle<R> {
+    const origin = this.#deadLetters.originOf(entry) as Origin | undefined;
+    if (origin === undefined) {
+      throw new TypeError(`qmux: redrive(entry) needs an entry of worker "${this.name}"'s deadLetters, got ${check.describeValue(entry)}`);
+    }
+    const refused = origin.source.refusal(1);
+    if (refused !== undefined) throw refused;
+    const options: AddOptions = { id: entry.id };
+    if (origin.timeout !== undefined) options.timeout = origin.timeout;
+    if (origin.retry !== undefined) options.retry = origin.retry;
+    const handle = (origin.source as Source<T, R>).enqueue(entry.data, origin.priority, options);
+    this.#deadLetters.remove(entry);
+    return handle;
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -439,6 +544,8 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   }
 
   #run(job: JobRecord): void {
+    const timeout = job.ext?.timeout ?? this.#timeout;
+    if (timeout !== undefined) job.extras().timer = setTimeout(this.#onJobTimeout, timeout, job);
     this.#emit1('active', job as unknown as TrackedJob<T, R>);
     let result: unknown;
     try {
@@ -446,7 +553,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
         const then = (result as PromiseLike<unknown>).then;
         if (typeof then === 'function') {
-          const slot = this.#freeSlots.pop() ?? new Slot(this.#slotDone);
+          const slot = this.#freeSlots.pop() ?? this.#newSlot();
           slot.job = job;
           then.call(result, slot.resolve, slot.reject);
           return;
@@ -459,25 +566,131 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     this.#finish(job, true, result);
   }
 
+  #newSlot(): Slot {
+    const slot = new Slot(this.#slotDone);
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  /** A handler settled: decide the job's fate, free its slot, then tell the listeners. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
+    const ext = job.ext;
+    if (ext?.timer !== undefined) {
+      clearTimeout(ext.timer);
+      ext.timer = undefined;
+    }
+    let outcome = Outcome.None;
+    let error: unknown;
+    let delay = 0;
+    if (job.state === State.Running) {
+      // Still running as far as the handle knows: not cancelled, not failed by a timeout.
+      if (ext !== undefined && ext.attemptFailed) {
+        // A timeout already failed this attempt and chose to retry; now that the handler has
+        // settled, the retry may be scheduled (a job never has two attempts in flight).
+        error = ext.attemptError;
+        delay = ext.retryDelay;
+        outcome = Outcome.Retrying;
+      } else if (ok) {
+        job.settle(State.Succeeded, value);
+        outcome = Outcome.Completed;
+      } else {
+        error = value;
+        delay = this.#retryDelay(job, error);
+        outcome = delay >= 0 ? Outcome.Retrying : Outcome.Failed;
+        if (outcome === Outcome.Failed) this.#failForGood(job, error);
+      }
+      if (outcome === Outcome.Retrying) job.home.requeue(job, Date.now() + delay);
+    }
     try {
       this.#core.release(job);
-    } catch (error) {
-      this.#halt(error);
+    } catch (invariantError) {
+      this.#halt(invariantError);
     }
-    if (job.state === State.Running) {
-      // Not cancelled meanwhile: the outcome is the handler's.
-      if (ok) {
-        job.settle(State.Succeeded, value);
-        this.#emit2('completed', job as unknown as TrackedJob<T, R>, value as R);
-      } else {
-        job.settle(State.Failed, value);
-        this.#emit2('failed', job as unknown as TrackedJob<T, R>, value);
-      }
+    switch (outcome) {
+      case Outcome.Completed:
+        this.#emit2('completed', job, value);
+        break;
+      case Outcome.Retrying:
+        this.#emit3('retrying', job, error, delay);
+        break;
+      case Outcome.Failed:
+        this.#emitFailed(job, error);
+        break;
+      default:
+        break;
     }
     if (this.#pumping) return; // a synchronous handler: the pump loop goes on by itself
     if (this.#phase === Phase.Started) this.#pump();
     else this.#afterChange();
+  }
+
+  /**
+   * The wait before retrying `job` after `error`, or -1 to fail it for good: out of attempts,
+   * `retryIf` said no, or a retry hook threw (reported on `error`).
+   */
+  #retryDelay(job: JobRecord, error: unknown): number {
+    const policy = mergeRetry(this.#retry, job.ext?.retry as RetryOptions | undefined);
+    if (policy === undefined || job.attempts >= (policy.attempts ?? 1)) return -1;
+    try {
+      if (policy.retryIf !== undefined && !policy.retryIf(error, job.attempts)) return -1;
+      return backoffDelay(policy.backoff, job.attempts, error, Math.random);
+    } catch (hookError) {
+      this.#emit1('error', hookError);
+      return -1;
+    }
+  }
+
+  /** Settles a job `'failed'` and keeps it as a dead letter; events are the caller's. */
+  #failForGood(job: JobRecord, error: unknown): void {
+    job.settle(State.Failed, error);
+    const origin: Origin = {
+      source: job.home,
+      priority: job.priority,
+      timeout: job.ext?.timeout,
+      retry: job.ext?.retry as RetryOptions | undefined,
+    };
+    this.#deadLetters.add(
+      { id: job.id, data: job.data as T, source: job.home.name, error, attempts: job.attempts, failedAt: new Date() },
+      origin,
+    );
+  }
+
+  #emitFailed(job: JobRecord, error: unknown): void {
+    this.#emit2('failed', job, error);
+    this.#emit2('dead', job, error);
+  }
+
+  /** An attempt ran past its timeout: abort its signal and fail it now; the slot stays taken. */
+  #timedOut(job: JobRecord): void {
+    const ext = job.extras();
+    ext.timer = undefined;
+    if (job.state !== State.Running || !job.inFlight) return;
+    const error = new TimeoutError(ext.timeout ?? (this.#timeout as number), job.id);
+    job.abortAttempt(error);
+    const delay = this.#retryDelay(job, error);
+    if (delay >= 0) {
+      ext.attemptFailed = true;
+      ext.attemptError = error;
+      ext.retryDelay = delay;
+    } else {
+      this.#failForGood(job, error);
+      this.#emitFailed(job, error);
+    }
+  }
+
+  /**
+   * Cancels every running job whose handler has not returned (their signals abort with a
+   * `CancelledError`): the registry's shutdown at its timeout.
+   *
+   * @internal
+   */
+  cancelRunning(reason: unknown): number {
+    let cancelled = 0;
+    for (const slot of this.#slots) {
+      const job = slot.job;
+      if (job !== undefined && job.cancel(reason)) cancelled++;
+    }
+    return cancelled;
   }
 
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
@@ -548,7 +761,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     }
   }
 
-  #emit1(event: 'active' | 'cancelled' | 'halted' | 'error', a: unknown): void {
+  #emit1(event: 'active' | 'cancelled' | 'halted' | 'degraded' | 'error', a: unknown): void {
     try {
       (this.emit as (event: string, a: unknown) => boolean)(event, a);
     } catch (error) {
@@ -556,9 +769,17 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     }
   }
 
-  #emit2(event: 'completed' | 'failed', a: unknown, b: unknown): void {
+  #emit2(event: 'completed' | 'failed' | 'dead', a: unknown, b: unknown): void {
     try {
       (this.emit as (event: string, a: unknown, b: unknown) => boolean)(event, a, b);
+    } catch (error) {
+      this.#listenerThrew(event, error);
+    }
+  }
+
+  #emit3(event: 'retrying', a: unknown, b: unknown, c: unknown): void {
+    try {
+      (this.emit as (event: string, a: unknown, b: unknown, c: unknown) => boolean)(event, a, b, c);
     } catch (error) {
       this.#listenerThrew(event, error);
     }

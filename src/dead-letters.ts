@@ -1,0 +1,55 @@
+/**
+ * A job that failed its last attempt, as kept in `worker.deadLetters`.
+ *
+ * @typeParam T - job data
+ */
+export interface DeadLetter<T = unknown> {
+  /** The job's id. */
+  readonly id: string;
+  /** Its data. */
+  readonly data: T;
+  /** Name of the source it came from. */
+  readonly source: string;
+  /** The error of its last attempt. */
+  readonly error: unknown;
+  /** Attempts it made. */
+  readonly attempts: number;
+  /** When it failed for good. */
+  readonly failedAt: Date;
+}
+
+/**
+ * Dead letters, bounded: the oldest is dropped first once `limit` are kept.
+ *
+ * @internal
+ */
+export class DeadLetterStore<T> {
+  readonly #limit: number;
+  #entries: DeadLetter<T>[] = [];
+  /** What `redrive` needs to put an entry back: its source's priority and the job's add options. */
+  readonly #origins = new WeakMap<DeadLetter<T>, unknown>();
+
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  get entries(): readonly DeadLetter<T>[] {
+    return this.#entries;
+  }
+
+  add(entry: DeadLetter<T>, origin: unknown): void {
+    if (this.#limit === 0) return;
+    this.#origins.set(entry, origin);
+    this.#entries.push(entry);
+    if (this.#entries.length > this.#limit) this.#entries.shift();
+  }
+
+  /** The origin of an entry that is still kept, or `undefined`. */
+  originOf(entry: DeadLetter<T>): unknown {
+    return this.#entries.includes(entry) ? this.#origins.get(entry) : undefined;
+  }
+
+  remove(entry: DeadLetter<T>): void {
+    this.#entries = this.#entries.filter((other) => other !== entry);
+  }
+}

@@ -1,0 +1,116 @@
+import * as check from './internal/validate.js';
+import type { Worker, WorkerHealth } from './worker.js';
+
+/** What `registry.health()` returns: the worst status of the workers, and each one's health. */
+export interface RegistryHealth {
+  /** `halted` if any worker is, else `degraded` if any is, else `healthy`. */
+  status: WorkerHealth['status'];
+  /** Each worker's health, by name. */
+  workers: Record<string, WorkerHealth>;
+}
+
+/** What `registry.shutdown()` resolves to. */
+export interface ShutdownResult {
+  /** Workers whose running jobs all settled before the timeout. */
+  stopped: string[];
+  /** Workers that still had running jobs at the timeout; those jobs were cancelled (their signals aborted). */
+  unfinished: string[];
+}
+
+/** Options of `registry.shutdown()`. */
+export interface ShutdownOptions {
+  /** Most ms to wait for running jobs (a finite number >= 0). Default: wait as long as it takes. */
+  timeout?: number;
+}
+
+const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
+
+/**
+ * The workers of one process, by name: one place to ask for health and to shut everything down.
+ *
+ * @example
+ * ```ts
+ * const registry = new Registry();
+ * registry.add(mailer);
+ * registry.add(thumbnails);
+ * for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+ *   process.once(signal, async () => {
+ *     const { unfinished } = await registry.shutdown({ timeout: 10_000 });
+ *     process.exitCode = unfinished.length === 0 ? 0 : 1;
+ *   });
+ * }
+ * ```
+ */
+export class Registry {
+  readonly #workers = new Map<string, Worker<any, any>>();
+
+  /** Adds a worker. Throws a `TypeError` if one with the same name is already registered. */
+  add(worker: Worker<any, any>): this {
+    if (worker === null || typeof worker !== 'object' || typeof worker.health !== 'function') {
+      throw new TypeError(`qmux: registry.add(worker) needs a Worker, got ${check.describeValue(worker)}`);
+    }
+    if (this.#workers.has(worker.name)) {
+      throw new TypeError(`qmux: registry.add(worker): a worker named "${worker.name}" is already registered; give workers distinct \`name\` options`);
+    }
+    this.#workers.set(worker.name, worker);
+    return this;
+  }
+
+  /** The worker named `name`, or `undefined`. */
+  get(name: string): Worker<any, any> | undefined {
+    return this.#workers.get(name);
+  }
+
+  /** Names of the registered workers, in the order they were added. */
+  names(): string[] {
+    return [...this.#workers.keys()];
+  }
+
+  /** Every worker's health, and the worst of them. */
+  health(): RegistryHealth {
+    const workers: Record<string, WorkerHealth> = {};
+    let status: WorkerHealth['status'] = 'healthy';
+    for (const [name, worker] of this.#workers) {
+      const health = worker.health();
+      workers[name] = health;
+      if (RANK[health.status] > RANK[status]) status = health.status;
+    }
+    return { status, workers };
+  }
+
+  /**
+   * Stops every worker and resolves once their running jobs have settled or, at the latest, at
+   * `timeout`, when the jobs still running are cancelled (their signals abort). Waiting jobs stay
+   * queued. Never rejects.
+   */
+  async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
+    check.optionsObject('shutdown options', options);
+    const timeout = options?.timeout === undefined ? Infinity : check.nonNegativeMs('shutdown option "timeout"', options.timeout);
+    const pending = new Map<string, Promise<void>>();
+    for (const [name, worker] of this.#workers) pending.set(name, stopQuietly(worker));
+    const finished = new Set<string>();
+    const all = Promise.all([...pending].map(([name, stopped]) => stopped.then(() => void finished.add(name))));
+    if (timeout === Infinity) {
+      await all;
+    } else {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeout)))]);
+      clearTimeout(timer);
+    }
+    const result: ShutdownResult = { stopped: [], unfinished: [] };
+    for (const [name, worker] of this.#workers) {
+      if (finished.has(name)) {
+        result.stopped.push(name);
+      } else {
+        result.unfinished.push(name);
+        worker.cancelRunning('shutdown timeout');
+      }
+    }
+    return result;
+  }
+}
+
+/** `stop()` that cannot reject, whatever a worker's state. */
+function stopQuietly(worker: Worker<any, any>): Promise<void> {
+  return worker.stop().catch(() => undefined);
+}

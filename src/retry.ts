@@ -1,0 +1,108 @@
+import * as check from './internal/validate.js';
+
+/**
+ * How long to wait before retrying: a fixed or exponential schedule, or a function of the attempt
+ * that failed (1 for the first) and its error, returning ms.
+ */
+export type Backoff = BackoffSchedule | ((attempt: number, error: unknown) => number);
+
+/** A built-in backoff schedule. */
+export interface BackoffSchedule {
+  /** `fixed` waits `delay` every time; `exponential` waits `delay * 2^(attempt - 1)`. */
+  type: 'fixed' | 'exponential';
+  /** Base wait in ms (a finite number >= 0). */
+  delay: number;
+  /** Cap on the wait in ms (a finite number >= 0). Default: no cap. */
+  maxDelay?: number;
+  /** In [0, 1]: the wait is multiplied by a random factor in [1 - jitter, 1]. Default 0. */
+  jitter?: number;
+}
+
+/**
+ * Retry policy: the worker option `retry`, and the add option `retry`, whose fields override the
+ * worker's one by one.
+ *
+ * @example
+ * ```ts
+ * new Worker(handler, {
+ *   retry: {
+ *     attempts: 5,
+ *     backoff: { type: 'exponential', delay: 200, maxDelay: 10_000, jitter: 0.5 },
+ *     retryIf: (error) => !(error instanceof BadRequestError),
+ *   },
+ * });
+ * ```
+ */
+export interface RetryOptions {
+  /** Attempts in all, the first included: an integer >= 1. Default 1 (no retry). */
+  attempts?: number;
+  /** Wait between attempts. Default: none (`{ type: 'fixed', delay: 0 }`). */
+  backoff?: Backoff;
+  /** Return false to fail the job at once instead of retrying. `attempt` is the one that failed. */
+  retryIf?: (error: unknown, attempt: number) => boolean;
+}
+
+const RETRY_KEYS = new Set(['attempts', 'backoff', 'retryIf']);
+const BACKOFF_KEYS = new Set(['type', 'delay', 'maxDelay', 'jitter']);
+
+/** Validates a retry option; `where` names it in errors (`worker option "retry"`). @internal */
+export function checkRetryOptions(where: string, retry: unknown): void {
+  check.optionsObject(where, retry);
+  if (retry === undefined) return;
+  const options = retry as RetryOptions;
+  for (const key of Object.keys(options)) {
+    if (!RETRY_KEYS.has(key)) throw new TypeError(`qmux: unknown field "${key}" in ${where}; allowed: ${[...RETRY_KEYS].join(', ')}`);
+  }
+  if (options.attempts !== undefined) check.positiveInt(`${where} "attempts"`, options.attempts);
+  if (options.retryIf !== undefined && typeof options.retryIf !== 'function') {
+    throw new TypeError(`qmux: ${where} "retryIf" must be a function (error, attempt) => boolean, got ${check.describeValue(options.retryIf)}`);
+  }
+  const backoff = options.backoff;
+  if (backoff === undefined || typeof backoff === 'function') return;
+  check.optionsObject(`${where} "backoff"`, backoff);
+  if (backoff === null || typeof backoff !== 'object') {
+    throw new TypeError(`qmux: ${where} "backoff" must be { type, delay, maxDelay?, jitter? } or a function (attempt, error) => ms`);
+  }
+  for (const key of Object.keys(backoff)) {
+    if (!BACKOFF_KEYS.has(key)) throw new TypeError(`qmux: unknown field "${key}" in ${where} "backoff"; allowed: ${[...BACKOFF_KEYS].join(', ')}`);
+  }
+  if (backoff.type !== 'fixed' && backoff.type !== 'exponential') {
+    throw new TypeError(`qmux: ${where} "backoff.type" must be 'fixed' or 'exponential', got ${check.describeValue(backoff.type)}`);
+  }
+  check.nonNegativeMs(`${where} "backoff.delay"`, backoff.delay);
+  if (backoff.maxDelay !== undefined) check.nonNegativeMs(`${where} "backoff.maxDelay"`, backoff.maxDelay);
+  if (backoff.jitter !== undefined) {
+    if (typeof backoff.jitter !== 'number' || !(backoff.jitter >= 0 && backoff.jitter <= 1)) {
+      throw new RangeError(`qmux: ${where} "backoff.jitter" must be a number in [0, 1], got ${check.describeValue(backoff.jitter)}`);
+    }
+  }
+}
+
+/**
+ * The wait before the retry of `attempt` (the attempt that failed, 1 for the first), in ms.
+ * A backoff function that throws or returns something other than a finite number >= 0 throws a
+ * `TypeError` naming it; the caller then fails the job instead of retrying.
+ *
+ * @internal
+ */
+export function backoffDelay(backoff: Backoff | undefined, attempt: number, error: unknown, random: () => number): number {
+  if (backoff === undefined) return 0;
+  if (typeof backoff === 'function') {
+    const ms = backoff(attempt, error);
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      throw new TypeError(`qmux: retry "backoff" function must return a finite number of ms >= 0, got ${check.describeValue(ms)}`);
+    }
+    return ms;
+  }
+  let ms = backoff.type === 'fixed' ? backoff.delay : backoff.delay * 2 ** (attempt - 1);
+  if (backoff.maxDelay !== undefined && ms > backoff.maxDelay) ms = backoff.maxDelay;
+  if (backoff.jitter !== undefined && backoff.jitter > 0) ms *= 1 - backoff.jitter * random();
+  return ms;
+}
+
+/** The worker's policy with a job's fields laid over it. @internal */
+export function mergeRetry(worker: RetryOptions | undefined, job: RetryOptions | undefined): RetryOptions | undefined {
+  if (job === undefined) return worker;
+  if (worker === undefined) return job;
+  return { ...worker, ...job };
+}
