@@ -98,11 +98,12 @@ function noop(): void {}
 
 /**
  * The `dueAt` of a job that was due on add while its source held no timed job: it sorts before
- * every timed job, which is right because it was added before any of them.
+ * every timed job, which is right because it was added before any of them. Zero, not -Infinity,
+ * because a small integer is stored in the job itself while a double would be boxed.
  *
  * @internal
  */
-export const UNTIMED = -Infinity;
+export const UNTIMED = 0;
 
 /**
  * What only some jobs need: a signal, a promise, per-job retry or timeout, an attempt that
@@ -121,6 +122,8 @@ export class JobExtras {
   timeout: number | undefined = undefined;
   /** The `retry` add option. */
   retry: object | undefined = undefined;
+  /** The `id` add option. */
+  id: string | undefined = undefined;
   /** The running attempt's timeout timer. */
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */
@@ -155,24 +158,25 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   attempts = 0;
   /** True from the start of an attempt until its handler settles, even if the job was cancelled meanwhile. */
   inFlight = false;
-  #id: string | undefined;
-  /** The result once succeeded, the error once failed or cancelled. */
-  #value: unknown = undefined;
+  /**
+   * The result once succeeded, the error once failed or cancelled. (No `#private` field or method
+   * on this class: V8 would add a brand slot to every job for them.)
+   */
+  value: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
 
-  constructor(home: Source<T, R>, data: T, priority: number, dueAt: number, state: State, id: string | undefined) {
+  constructor(home: Source<T, R>, data: T, priority: number, dueAt: number, state: State) {
     this.seq = nextSeq++;
     this.home = home;
     this.data = data;
     this.priority = priority;
     this.dueAt = dueAt;
     this.state = state;
-    this.#id = id;
   }
 
   get id(): string {
-    return (this.#id ??= `${this.seq}`);
+    return this.ext?.id ?? `${this.seq}`;
   }
 
   get status(): JobStatus {
@@ -225,11 +229,11 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   result(): Promise<R> {
-    return this.#outcomeFor().promise;
+    return this.outcome().promise;
   }
 
   settled(): Promise<void> {
-    const outcome = this.#outcomeFor();
+    const outcome = this.outcome();
     return (outcome.settledPromise ??= outcome.promise.then(noop, noop));
   }
 
@@ -267,7 +271,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    */
   settle(state: State.Succeeded | State.Failed | State.Cancelled, value: unknown): void {
     this.state = state;
-    this.#value = value;
+    this.value = value;
     const ext = this.ext;
     if (ext === undefined) return;
     if (ext.externalSignal !== undefined) {
@@ -281,14 +285,15 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     else outcome.reject(value);
   }
 
-  #outcomeFor(): Outcome<R> {
+  /** The promise pair of this job, made on first use. */
+  outcome(): Outcome<R> {
     const ext = this.extras();
     if (ext.outcome !== undefined) return ext.outcome as Outcome<R>;
     let outcome: Outcome<R>;
     if (this.state === State.Succeeded) {
-      outcome = { promise: Promise.resolve(this.#value as R), resolve: noop, reject: noop, settledPromise: undefined };
+      outcome = { promise: Promise.resolve(this.value as R), resolve: noop, reject: noop, settledPromise: undefined };
     } else if (this.state >= State.Failed) {
-      const promise = Promise.reject(this.#value);
+      const promise = Promise.reject(this.value);
       outcome = { promise, resolve: noop, reject: noop, settledPromise: undefined };
     } else {
       let resolve!: (value: R) => void;

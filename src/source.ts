@@ -340,9 +340,10 @@ export abstract class Source<T = unknown, R = unknown> {
     const now = runAt !== undefined || this.timed > 0 ? this.host.now() : UNTIMED;
     const delayed = runAt !== undefined && runAt > now;
     const dueAt = delayed ? (runAt as number) : now;
-    const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting, id);
-    if (timeout !== undefined || retry !== undefined) {
+    const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting);
+    if (id !== undefined || timeout !== undefined || retry !== undefined) {
       const ext = job.extras();
+      ext.id = id;
       ext.timeout = timeout;
       ext.retry = retry;
     }
@@ -373,7 +374,7 @@ export abstract class Source<T = unknown, R = unknown> {
     job.state = State.Delayed;
     job.dueAt = dueAt;
     this.delayed.push(job);
-    this.timed++;
+    if (dueAt !== UNTIMED) this.timed++;
     this.core.waiting++;
     this.core.delayed++;
     this.host.jobAdded();

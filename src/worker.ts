@@ -506,6 +506,9 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   }
 
   #jobCancelled(job: JobRecord): void {
+    // The wake-up timer may have been armed for this very job: drop it if nothing else needs it,
+    // so an idle worker keeps no timer (and the process can exit).
+    if (this.#timer !== undefined && this.#core.wakeAt() === Infinity) this.#disarmTimer();
     this.#emit1('cancelled', job as unknown as TrackedJob<T, R>);
     if (!this.#pumping) this.#afterChange();
   }

@@ -1,6 +1,6 @@
 import { State, type JobRecord } from '../job.js';
 import { Heap } from './heap.js';
-import { RingBuffer } from './ring-buffer.js';
+import { ChunkedQueue } from './chunked-queue.js';
 
 /**
  * The due jobs of one source, in the order they should start. Cancelled jobs are left in place
@@ -41,15 +41,15 @@ function isLive(job: JobRecord): boolean {
 }
 
 /**
- * FIFO by due time with O(1) operations: jobs due on add go to one ring, delayed jobs that came
- * due to another. Each ring is sorted by due time on its own (see `Source.add`), so the next job
+ * FIFO by due time with O(1) operations: jobs due on add go to one queue, delayed jobs that came
+ * due to another. Each is sorted by due time on its own (see `Source.enqueue`), so the next job
  * is whichever head is earlier.
  *
  * @internal
  */
 export class FifoDueJobs implements DueJobs {
-  #fresh = new RingBuffer<JobRecord>();
-  #promoted = new RingBuffer<JobRecord>(4);
+  #fresh = new ChunkedQueue<JobRecord>();
+  #promoted = new ChunkedQueue<JobRecord>();
   #live = 0;
   #dead = 0;
 
@@ -95,8 +95,8 @@ export class FifoDueJobs implements DueJobs {
 
   drain(): JobRecord[] {
     const jobs: JobRecord[] = [];
-    for (const ring of [this.#fresh, this.#promoted]) {
-      for (let job = ring.shift(); job !== undefined; job = ring.shift()) if (isLive(job)) jobs.push(job);
+    for (const queue of [this.#fresh, this.#promoted]) {
+      for (let job = queue.shift(); job !== undefined; job = queue.shift()) if (isLive(job)) jobs.push(job);
     }
     this.#fresh.clear();
     this.#promoted.clear();

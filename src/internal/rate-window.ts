@@ -1,4 +1,4 @@
-import { RingBuffer } from './ring-buffer.js';
+import { ChunkedQueue } from './chunked-queue.js';
 
 /**
  * A sliding-window rate limit: at most `limit` starts in any window of `interval` ms.
@@ -12,7 +12,7 @@ import { RingBuffer } from './ring-buffer.js';
 export class RateWindow {
   readonly limit: number;
   readonly interval: number;
-  readonly #starts = new RingBuffer<number>(4);
+  readonly #starts = new ChunkedQueue<number>();
 
   constructor(limit: number, interval: number) {
     this.limit = limit;
