@@ -33,6 +33,11 @@ export class DeadLetterStore<T> {
     this.#limit = limit;
   }
 
+  /** Whether it keeps anything (a limit of 0 keeps none). */
+  get keeps(): boolean {
+    return this.#limit > 0;
+  }
+
   get entries(): readonly DeadLetter<T>[] {
     return this.#entries;
   }

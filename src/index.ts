@@ -8,18 +8,22 @@ export {
   Worker,
   type WorkerConstructor,
   type WorkerOptions,
+  type ThreadWorkerOptions,
   type WorkerStatus,
   type WorkerHealth,
   type Handler,
   type Task,
 } from './worker.js';
+export { ThreadExitError, type ThreadPoolOptions } from './pool/threads.js';
+export type { ThreadContext } from './pool/thread-entry.js';
 export { Registry, type RegistryHealth, type ShutdownOptions, type ShutdownResult } from './registry.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { RetryOptions, Backoff, BackoffSchedule } from './retry.js';
 export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
-export { Source, type AddOptions, type BindOptions, type RateLimit } from './source.js';
+export { Source, type BindOptions, type RateLimit } from './source.js';
+export type { AddOptions } from './add-options.js';
 export { Strategy, setDefaultStrategy, type Picker, type SourceView } from './strategies/index.js';
 export type { Job, JobHandle, JobGroup, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';

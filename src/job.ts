@@ -1,3 +1,4 @@
+import type { TransferListItem } from 'node:worker_threads';
 import { CancelledError } from './errors.js';
 import type { Source } from './source.js';
 
@@ -124,6 +125,8 @@ export class JobExtras {
   retry: object | undefined = undefined;
   /** The `id` add option. */
   id: string | undefined = undefined;
+  /** The `transfer` add option (threads). */
+  transfer: readonly TransferListItem[] | undefined = undefined;
   /** The running attempt's timeout timer. */
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */

@@ -1,6 +1,7 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
-import { Source, type AddOptions } from './source.js';
+import type { AddOptions } from './add-options.js';
+import { Source } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */
 export interface PriorityItem<T> {

@@ -1,5 +1,6 @@
 import type { JobGroup, JobHandle } from './job.js';
-import { Source, type AddOptions } from './source.js';
+import type { AddOptions } from './add-options.js';
+import { Source } from './source.js';
 
 /**
  * A FIFO source: jobs start in due-time order, which is add order for jobs added without

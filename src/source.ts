@@ -1,11 +1,13 @@
+import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
 import type { Dispatcher } from './dispatcher.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
-import { checkRetryOptions, type RetryOptions } from './retry.js';
 import type { SourceView } from './strategies/strategy.js';
+
+export type { AddOptions } from './add-options.js';
 
 /**
  * Options for `bindQueue`, `bindPriorityQueue` and `subscribe`. All are optional.
@@ -40,31 +42,6 @@ export interface RateLimit {
 }
 
 /**
- * Options for one job. `delay` and `runAt` are exclusive.
- *
- * @example
- * ```ts
- * queue.add(report, { delay: 5_000, id: `report-${day}` });
- * queue.add(ping, { runAt: new Date('2027-01-01T00:00:00Z') });
- * queue.add(fetchJob, { signal: AbortSignal.timeout(10_000) });
- * ```
- */
-export interface AddOptions {
-  /** Ms from now until the job becomes due (a finite number >= 0). */
-  delay?: number;
-  /** When the job becomes due: a `Date` or epoch ms. A time already past means due now. */
-  runAt?: Date | number;
-  /** The job's id (any string). Default: a generated id unique within the process. */
-  id?: string;
-  /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
-  signal?: AbortSignal;
-  /** Fails an attempt that runs longer than this many ms (a finite number > 0); overrides the worker's `timeout`. */
-  timeout?: number;
-  /** Retry policy for this job; its fields override the worker's `retry` one by one. */
-  retry?: RetryOptions;
-}
-
-/**
  * What a source needs from the worker that owns it.
  *
  * @internal
@@ -72,17 +49,12 @@ export interface AddOptions {
 export interface SourceHost {
   /** The wall clock, epoch ms. */
   now(): number;
+  /** Whether jobs run in worker threads (the `transfer` add option needs it). */
+  readonly threads: boolean;
   /** A job was added (due or delayed): the worker should look at the list soon. */
   jobAdded(): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
-}
-
-/** A timeout in ms: a finite number > 0. @internal */
-export function checkTimeout(name: string, value: unknown): number {
-  check.finiteNumber(name, value);
-  if ((value as number) <= 0) throw new RangeError(`qmux: ${name} must be a finite number of ms > 0, got ${String(value)}`);
-  return value as number;
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
@@ -311,28 +283,11 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Adds one job; the caller has checked room. `priority` is 0 outside priority queues. */
   enqueue(data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
     let runAt: number | undefined;
-    let id: string | undefined;
-    let signal: AbortSignal | undefined;
-    let timeout: number | undefined;
-    let retry: RetryOptions | undefined;
+    let parsed: ParsedAddOptions | undefined;
     if (options !== undefined) {
-      check.optionsObject('add options', options);
-      if (options.delay !== undefined) {
-        if (options.runAt !== undefined) throw new TypeError('qmux: add options "delay" and "runAt" cannot be used together');
-        runAt = this.host.now() + check.nonNegativeMs('add option "delay"', options.delay);
-      } else if (options.runAt !== undefined) {
-        runAt = check.dateOrEpochMs('add option "runAt"', options.runAt);
-      }
-      if (options.id !== undefined && typeof options.id !== 'string') {
-        throw new TypeError(`qmux: add option "id" must be a string, got ${check.describeValue(options.id)}`);
-      }
-      id = options.id;
-      if (options.signal !== undefined) signal = check.abortSignal('add option "signal"', options.signal);
-      if (options.timeout !== undefined) timeout = checkTimeout('add option "timeout"', options.timeout);
-      if (options.retry !== undefined) {
-        checkRetryOptions('add option "retry"', options.retry);
-        retry = options.retry;
-      }
+      parsed = parseAddOptions(options, this.host.threads);
+      if (parsed.delay !== undefined) runAt = this.host.now() + parsed.delay;
+      else runAt = parsed.runAt;
     }
     // A job due on add normally needs no timestamp: it was added after every job it competes
     // with, so add order alone places it. Only while this source holds jobs with real due times
@@ -341,11 +296,13 @@ export abstract class Source<T = unknown, R = unknown> {
     const delayed = runAt !== undefined && runAt > now;
     const dueAt = delayed ? (runAt as number) : now;
     const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting);
-    if (id !== undefined || timeout !== undefined || retry !== undefined) {
+    const signal = parsed?.signal;
+    if (parsed !== undefined && parsed.needsExtras) {
       const ext = job.extras();
-      ext.id = id;
-      ext.timeout = timeout;
-      ext.retry = retry;
+      ext.id = parsed.id;
+      ext.timeout = parsed.timeout;
+      ext.retry = parsed.retry;
+      ext.transfer = parsed.transfer;
     }
     if (signal?.aborted) {
       job.cancelInPlace(signal.reason);

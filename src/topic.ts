@@ -1,5 +1,6 @@
 import type { JobHandle } from './job.js';
-import { Source, type AddOptions } from './source.js';
+import { parseAddOptions, type AddOptions } from './add-options.js';
+import { Source } from './source.js';
 
 /**
  * A worker's subscription to a {@link Topic}: a FIFO source fed by `topic.publish`.
@@ -10,7 +11,7 @@ import { Source, type AddOptions } from './source.js';
  */
 export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
   /** @internal */
-  topic: Topic<T> | undefined;
+  topic: Topic<T, R> | undefined;
 
   /**
    * Stops deliveries. Jobs already delivered still run; the subscription leaves the worker's list
@@ -30,6 +31,7 @@ export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
  * subscription. Delivery is all or nothing.
  *
  * @typeParam T - message data
+ * @typeParam R - what the subscribers' handlers return (`unknown` when they differ)
  * @example
  * ```ts
  * const orders = new Topic<Order>();
@@ -38,8 +40,8 @@ export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
  * const handles = orders.publish(order); // two jobs, one per subscriber
  * ```
  */
-export class Topic<T = unknown> {
-  #subscriptions: Subscription<T, unknown>[] = [];
+export class Topic<T = unknown, R = unknown> {
+  #subscriptions: Subscription<T, R>[] = [];
 
   /** How many subscriptions it delivers to. */
   get subscriberCount(): number {
@@ -51,7 +53,11 @@ export class Topic<T = unknown> {
    * when nobody subscribes). If any subscription is full or closed, nothing is delivered and its
    * `QueueFullError` / `QueueClosedError` is thrown.
    */
-  publish(data: T, options?: AddOptions): JobHandle<unknown>[] {
+  publish(data: T, options?: AddOptions): JobHandle<R>[] {
+    if (this.#subscriptions.length === 0) {
+      if (options !== undefined) parseAddOptions(options, undefined); // bad input is refused all the same
+      return [];
+    }
     for (const subscription of this.#subscriptions) {
       const refused = subscription.refusal(1);
       if (refused !== undefined) throw refused;
@@ -60,22 +66,23 @@ export class Topic<T = unknown> {
   }
 
   /** Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is full or closed. */
-  tryPublish(data: T, options?: AddOptions): JobHandle<unknown>[] | undefined {
+  tryPublish(data: T, options?: AddOptions): JobHandle<R>[] | undefined {
+    if (this.#subscriptions.length === 0 && options !== undefined) parseAddOptions(options, undefined);
     for (const subscription of this.#subscriptions) if (subscription.refusal(1) !== undefined) return undefined;
     return this.#deliver(data, options);
   }
 
   /** @internal */
-  attach(subscription: Subscription<T, unknown>): void {
+  attach(subscription: Subscription<T, R>): void {
     this.#subscriptions.push(subscription);
   }
 
   /** @internal */
-  detach(subscription: Subscription<T, unknown>): void {
+  detach(subscription: Subscription<T, R>): void {
     this.#subscriptions = this.#subscriptions.filter((other) => other !== subscription);
   }
 
-  #deliver(data: T, options: AddOptions | undefined): JobHandle<unknown>[] {
+  #deliver(data: T, options: AddOptions | undefined): JobHandle<R>[] {
     // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
     return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, options));
   }

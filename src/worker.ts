@@ -1,3 +1,7 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { EventEmitter } from 'eventemitter3';
 import { Dispatcher } from './dispatcher.js';
 import { DeadLetterStore, type DeadLetter } from './dead-letters.js';
@@ -6,10 +10,12 @@ import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { State, type Job, type JobHandle, type JobRecord } from './job.js';
+import { isThreadCrash, ThreadPool, type ThreadPoolOptions } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import { backoffDelay, checkRetryOptions, mergeRetry, type RetryOptions } from './retry.js';
-import { checkBindOptions, checkTimeout, type AddOptions, type BindOptions, type Source, type SourceHost } from './source.js';
+import { checkTimeout, type AddOptions } from './add-options.js';
+import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
 import { assertStrategy, currentDefaultStrategy, type Strategy } from './strategies/index.js';
 import { Subscription, type Topic } from './topic.js';
 
@@ -26,8 +32,13 @@ export type Task<R> = () => R | PromiseLike<R>;
 
 /** Options for `new Worker(...)`. All are optional. */
 export interface WorkerOptions {
-  /** Most jobs running at once: a positive integer or `Infinity`. Default 1. */
+  /**
+   * Most jobs running at once: a positive integer or `Infinity`. Default 1; in a threads worker,
+   * the number of threads, default `os.availableParallelism()`.
+   */
   concurrency?: number;
+  /** Where handlers run: `'async'` (default for a function handler: slots in the main thread). */
+  pool?: 'async';
   /** Which source gives the next job. Default: the current default strategy (`Strategy.Priority` unless changed). */
   strategy?: Strategy;
   /** Start dispatching at once. Default true; with false, nothing runs until `start()`. */
@@ -40,6 +51,15 @@ export interface WorkerOptions {
   timeout?: number;
   /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
   deadLetterLimit?: number;
+}
+
+/**
+ * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
+ * through to tinypool.
+ */
+export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, ThreadPoolOptions {
+  /** `'threads'`: implied by a URL or path handler. */
+  pool?: 'threads';
 }
 
 /**
@@ -87,7 +107,21 @@ enum Phase {
   Halted,
 }
 
-const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit']);
+const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool']);
+const THREAD_OPTIONS = new Set(['minThreads', 'idleTimeout', 'resourceLimits']);
+
+/** Thread crashes within this window that make a threads worker `degraded`. */
+const CRASH_WINDOW_MS = 60_000;
+const CRASHES_TO_DEGRADE = 3;
+
+/** The module URL of a threads handler given as a URL or a path; throws if it is not a file that exists. */
+function handlerModule(handler: URL | string): string {
+  const url = handler instanceof URL ? handler : pathToFileURL(resolvePath(handler));
+  if (url.protocol === 'file:' && !existsSync(fileURLToPath(url))) {
+    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
+  }
+  return url.href;
+}
 
 /** What `redrive` needs to put a dead letter back. */
 interface Origin {
@@ -159,6 +193,11 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   readonly #retry: RetryOptions | undefined;
   readonly #timeout: number | undefined;
   readonly #deadLetters: DeadLetterStore<T>;
+  /** The thread pool of a threads worker. */
+  readonly #threads: ThreadPool | undefined = undefined;
+  /** When recent thread crashes happened (epoch ms), for `degraded`. */
+  #crashes: number[] = [];
+  #lastCrash: unknown = undefined;
   /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
   readonly #slots: Slot[] = [];
   #phase: Phase;
@@ -173,32 +212,63 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   #stopWaiters: Waiter[] = [];
   #haltError: InvariantError | undefined = undefined;
 
-  constructor(handlerOrOptions?: Handler<T, R> | WorkerOptions, maybeOptions?: WorkerOptions) {
+  constructor(
+    handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions,
+    maybeOptions?: WorkerOptions | ThreadWorkerOptions,
+  ) {
     super();
-    let handler: Handler<T, R>;
-    let options: WorkerOptions | undefined;
+    let handler: Handler<T, R> | undefined;
+    let threadModule: string | undefined;
+    let options: (WorkerOptions & ThreadWorkerOptions) | undefined;
     if (typeof handlerOrOptions === 'function') {
       handler = handlerOrOptions;
-      options = maybeOptions;
-    } else if (handlerOrOptions === undefined || (typeof handlerOrOptions === 'object' && handlerOrOptions !== null && !Array.isArray(handlerOrOptions))) {
+      options = maybeOptions as typeof options;
+    } else if (handlerOrOptions instanceof URL || typeof handlerOrOptions === 'string') {
+      threadModule = handlerModule(handlerOrOptions);
+      options = maybeOptions as typeof options;
+    } else if (
+      handlerOrOptions === undefined ||
+      (typeof handlerOrOptions === 'object' && handlerOrOptions !== null && !Array.isArray(handlerOrOptions))
+    ) {
       if (maybeOptions !== undefined) {
-        throw new TypeError('qmux: new Worker(handler, options) needs a function as handler; for a function worker pass only the options');
+        throw new TypeError('qmux: new Worker(handler, options) needs a function, URL or path as handler; for a function worker pass only the options');
       }
       handler = runTask as Handler<T, R>;
-      options = handlerOrOptions;
+      options = handlerOrOptions as typeof options;
     } else {
       throw new TypeError(
-        `qmux: new Worker(handler) needs the handler to be a function (or only options, for a function worker), got ${check.describeValue(handlerOrOptions)}`,
+        'qmux: new Worker(handler) needs the handler to be a function, a module URL or a file path ' +
+          `(or only options, for a function worker), got ${check.describeValue(handlerOrOptions)}`,
       );
     }
     check.optionsObject('worker options', options);
     for (const key of Object.keys(options ?? {})) {
-      if (!WORKER_OPTIONS.has(key)) {
-        throw new TypeError(`qmux: unknown worker option "${key}"; allowed: ${[...WORKER_OPTIONS].join(', ')}`);
+      if (!WORKER_OPTIONS.has(key) && !(THREAD_OPTIONS.has(key) && threadModule !== undefined)) {
+        throw new TypeError(
+          THREAD_OPTIONS.has(key)
+            ? `qmux: worker option "${key}" is for threads workers only (a module URL or path as handler)`
+            : `qmux: unknown worker option "${key}"; allowed: ${[...WORKER_OPTIONS].join(', ')}` +
+                (threadModule === undefined ? '' : `, ${[...THREAD_OPTIONS].join(', ')}`),
+        );
       }
     }
-    const concurrency = options?.concurrency === undefined ? 1 : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
-    const strategy = options?.strategy ?? currentDefaultStrategy();
+    const poolOption = options?.pool;
+    if (poolOption !== undefined && poolOption !== 'async' && poolOption !== 'threads') {
+      throw new TypeError(`qmux: worker option "pool" must be 'async' or 'threads', got ${check.describeValue(poolOption)}`);
+    }
+    if (poolOption === 'threads' && threadModule === undefined) {
+      throw new TypeError("qmux: worker option pool: 'threads' needs the handler as a module URL or file path, not a function");
+    }
+    if (poolOption === 'async' && threadModule !== undefined) {
+      throw new TypeError("qmux: worker option pool: 'async' needs a function handler; a URL or path handler runs in threads");
+    }
+    const concurrency =
+      options?.concurrency === undefined
+        ? threadModule === undefined
+          ? 1
+          : availableParallelism()
+        : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
+    const strategy = options?.strategy === undefined ? currentDefaultStrategy() : options.strategy;
     assertStrategy('worker option "strategy"', strategy);
     const picker = strategy.create();
     if (picker === null || typeof picker !== 'object' || typeof picker.pick !== 'function') {
@@ -213,13 +283,22 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       throw new RangeError(`qmux: worker option "deadLetterLimit" must be an integer >= 0, got ${check.describeValue(deadLetterLimit)}`);
     }
     this.#deadLetters = new DeadLetterStore<T>(deadLetterLimit);
+    if (threadModule !== undefined) {
+      if (options?.minThreads !== undefined) check.nonNegativeInt('worker option "minThreads"', options.minThreads);
+      if (options?.idleTimeout !== undefined) check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout);
+      if (options?.resourceLimits !== undefined) check.optionsObject('worker option "resourceLimits"', options.resourceLimits);
+      const threads = new ThreadPool(threadModule, concurrency, options ?? {}, (error) => this.#emit1('error', error));
+      this.#threads = threads;
+      handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
+    }
     this.name = options?.name === undefined ? `worker-${++workerCount}` : check.nonEmptyString('worker option "name"', options.name);
     this.strategy = strategy;
-    this.#handler = handler;
+    this.#handler = handler as Handler<T, R>;
     this.#core = new Dispatcher(concurrency, picker, strategy.name);
     this.#phase = autoRun ? Phase.Started : Phase.Initiated;
     this.#host = {
       now: () => Date.now(),
+      threads: threadModule !== undefined,
       jobAdded: () => this.#jobAdded(),
       jobCancelled: (job) => this.#jobCancelled(job),
     };
@@ -288,6 +367,14 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     if (this.#phase === Phase.Halted) {
       const error = this.#haltError as InvariantError;
       return { status: 'halted', reason: error.message, error, workerStatus: 'halted' };
+    }
+    if (this.#recentCrashes(Date.now()) >= CRASHES_TO_DEGRADE) {
+      return {
+        status: 'degraded',
+        reason: `${this.#crashes.length} worker-thread crashes in the last ${CRASH_WINDOW_MS / 1000} s`,
+        error: this.#lastCrash,
+        workerStatus: this.status,
+      };
     }
     return { status: 'healthy', workerStatus: this.status };
   }
@@ -411,6 +498,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
    */
   setConcurrency(concurrency: number): void {
     this.#core.concurrency = check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency);
+    this.#threads?.setMaxThreads(concurrency);
     this.#schedulePump();
   }
 
@@ -466,7 +554,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
    * sub.unsubscribe(); // later
    * ```
    */
-  subscribe(topic: Topic<T>, options?: BindOptions): Subscription<T, R> {
+  subscribe(topic: Topic<T, R> | Topic<T, unknown>, options?: BindOptions): Subscription<T, R> {
     if (topic === null || typeof topic !== 'object' || typeof (topic as Topic<T>).attach !== 'function') {
       throw new TypeError(`qmux: subscribe(topic) needs a Topic, got ${check.describeValue(topic)}`);
     }
@@ -479,8 +567,8 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       this.#bindCount++,
       options,
     );
-    subscription.topic = topic;
-    topic.attach(subscription as Subscription<T, unknown>);
+    subscription.topic = topic as Topic<T, R>;
+    (topic as Topic<T, R>).attach(subscription);
     this.#core.bind(subscription);
     return subscription;
   }
@@ -536,7 +624,11 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
           if (job === undefined) break;
           this.#run(job);
         }
-        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) this.#armTimer(core.wakeAt(), now);
+        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) {
+          // A synchronous handler that failed may have scheduled the first delayed job (a retry)
+          // after this pass skipped the clock: read it now. A later reading only arms earlier.
+          this.#armTimer(core.wakeAt(), now === 0 && core.needsClock ? Date.now() : now);
+        }
       } catch (error) {
         this.#halt(error);
       } finally {
@@ -598,6 +690,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
         outcome = Outcome.Completed;
       } else {
         error = value;
+        if (this.#threads !== undefined && isThreadCrash(error)) this.#noteCrash(error);
         delay = this.#retryDelay(job, error);
         outcome = delay >= 0 ? Outcome.Retrying : Outcome.Failed;
         if (outcome === Outcome.Failed) this.#failForGood(job, error);
@@ -643,6 +736,22 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     }
   }
 
+  /** Counts a thread crash; the one that makes the worker degraded emits `degraded`. */
+  #noteCrash(error: unknown): void {
+    const now = Date.now();
+    const before = this.#recentCrashes(now);
+    this.#crashes.push(now);
+    this.#lastCrash = error;
+    if (before + 1 === CRASHES_TO_DEGRADE) this.#emit1('degraded', error);
+  }
+
+  #recentCrashes(now: number): number {
+    if (this.#crashes.length > 0 && this.#crashes[0]! <= now - CRASH_WINDOW_MS) {
+      this.#crashes = this.#crashes.filter((at) => at > now - CRASH_WINDOW_MS);
+    }
+    return this.#crashes.length;
+  }
+
   /** Settles a job `'failed'` and keeps it as a dead letter; events are the caller's. */
   #failForGood(job: JobRecord, error: unknown): void {
     job.settle(State.Failed, error);
@@ -660,7 +769,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
 
   #emitFailed(job: JobRecord, error: unknown): void {
     this.#emit2('failed', job, error);
-    this.#emit2('dead', job, error);
+    if (this.#deadLetters.keeps) this.#emit2('dead', job, error);
   }
 
   /** An attempt ran past its timeout: abort its signal and fail it now; the slot stays taken. */
@@ -704,6 +813,8 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
       const waiters = this.#stopWaiters;
       this.#stopWaiters = [];
       for (const waiter of waiters) waiter.resolve();
+      // A stopped worker holds no thread; start() makes a new pool when jobs run again.
+      this.#threads?.destroy().catch((error: unknown) => this.#emit1('error', error));
       this.#emit0('stopped');
     }
     if (core.waiting !== 0) return;
@@ -828,6 +939,11 @@ export interface WorkerConstructor {
   new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
   /** A function worker: each job's data is a function, which is called; its return value is the job's result. */
   new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
+  /**
+   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` (a URL or a
+   * file path) in worker threads through tinypool.
+   */
+  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
   readonly prototype: WorkerImpl;
 }
 

@@ -33,6 +33,13 @@ export function positiveInt(name: string, value: unknown): number {
   return value;
 }
 
+/** An integer >= 0. */
+export function nonNegativeInt(name: string, value: unknown): number {
+  if (typeof value !== 'number') throw new TypeError(`qmux: ${name} must be an integer >= 0, got ${show(value)}`);
+  if (!Number.isInteger(value) || value < 0) throw new RangeError(`qmux: ${name} must be an integer >= 0, got ${show(value)}`);
+  return value;
+}
+
 /** A finite number. */
 export function finiteNumber(name: string, value: unknown): number {
   if (typeof value !== 'number') throw new TypeError(`qmux: ${name} must be a finite number, got ${show(value)}`);

@@ -1,22 +1,26 @@
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
 class RoundRobinPicker implements Picker {
-  /** The source served last; its current index says where the next turn starts. */
+  /** The source served last, and where it stood then. */
   #last: SourceView | undefined = undefined;
+  #lastIndex = -1;
 
   pick(list: readonly SourceView[]): SourceView {
     const n = list.length;
-    // Find where the last-served source is now (binding can shift indices); start after it.
+    // The turn goes to whoever follows the last-served source now (binding can shift indices).
+    // If that source has left the list, the one that took its place is next.
     let start = 0;
     const last = this.#last;
     if (last !== undefined) {
       const at = list[last.index] === last ? last.index : list.indexOf(last);
-      start = at < 0 ? 0 : at + 1;
+      start = at >= 0 ? at + 1 : this.#lastIndex;
     }
     for (let k = 0; k < n; k++) {
-      const view = list[(start + k) % n] as SourceView;
+      const index = (start + k) % n;
+      const view = list[index] as SourceView;
       if (view.eligible) {
         this.#last = view;
+        this.#lastIndex = index;
         return view;
       }
     }

@@ -1,0 +1,99 @@
+import type { TransferListItem } from 'node:worker_threads';
+import * as check from './internal/validate.js';
+import { checkRetryOptions, type RetryOptions } from './retry.js';
+
+/**
+ * Options for one job. `delay` and `runAt` are exclusive.
+ *
+ * @example
+ * ```ts
+ * queue.add(report, { delay: 5_000, id: `report-${day}` });
+ * queue.add(ping, { runAt: new Date('2027-01-01T00:00:00Z') });
+ * queue.add(fetchJob, { signal: AbortSignal.timeout(10_000) });
+ * ```
+ */
+export interface AddOptions {
+  /** Ms from now until the job becomes due (a finite number >= 0). */
+  delay?: number;
+  /** When the job becomes due: a `Date` or epoch ms. A time already past means due now. */
+  runAt?: Date | number;
+  /** The job's id (any string). Default: a generated id unique within the process. */
+  id?: string;
+  /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
+  signal?: AbortSignal;
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0); overrides the worker's `timeout`. */
+  timeout?: number;
+  /** Retry policy for this job; its fields override the worker's `retry` one by one. */
+  retry?: RetryOptions;
+  /** Threads workers only: ArrayBuffers (or other transferables) to move, not copy, into the thread. */
+  transfer?: readonly TransferListItem[];
+}
+
+const ADD_OPTIONS = new Set(['delay', 'runAt', 'id', 'signal', 'timeout', 'retry', 'transfer']);
+
+/** Add options once checked. @internal */
+export interface ParsedAddOptions {
+  delay: number | undefined;
+  runAt: number | undefined;
+  id: string | undefined;
+  signal: AbortSignal | undefined;
+  timeout: number | undefined;
+  retry: RetryOptions | undefined;
+  transfer: readonly TransferListItem[] | undefined;
+  /** Whether any of id, timeout, retry or transfer is set (they live in the job's extras). */
+  needsExtras: boolean;
+}
+
+/** A timeout in ms: a finite number > 0. @internal */
+export function checkTimeout(name: string, value: unknown): number {
+  check.finiteNumber(name, value);
+  if ((value as number) <= 0) throw new RangeError(`qmux: ${name} must be a finite number of ms > 0, got ${String(value)}`);
+  return value as number;
+}
+
+/**
+ * Checks every add option and returns them. `threads` says whether the job goes to a threads
+ * worker (`transfer` needs one); `undefined` when no worker is concerned yet (a topic with no
+ * subscriber still checks what it was given).
+ *
+ * @internal
+ */
+export function parseAddOptions(options: AddOptions, threads: boolean | undefined): ParsedAddOptions {
+  check.optionsObject('add options', options);
+  for (const key in options) {
+    if (!ADD_OPTIONS.has(key)) throw new TypeError(`qmux: unknown add option "${key}"; allowed: ${[...ADD_OPTIONS].join(', ')}`);
+  }
+  let delay: number | undefined;
+  let runAt: number | undefined;
+  if (options.delay !== undefined) {
+    if (options.runAt !== undefined) throw new TypeError('qmux: add options "delay" and "runAt" cannot be used together');
+    delay = check.nonNegativeMs('add option "delay"', options.delay);
+  } else if (options.runAt !== undefined) {
+    runAt = check.dateOrEpochMs('add option "runAt"', options.runAt);
+  }
+  const id = options.id;
+  if (id !== undefined && typeof id !== 'string') {
+    throw new TypeError(`qmux: add option "id" must be a string, got ${check.describeValue(id)}`);
+  }
+  const signal = options.signal === undefined ? undefined : check.abortSignal('add option "signal"', options.signal);
+  const timeout = options.timeout === undefined ? undefined : checkTimeout('add option "timeout"', options.timeout);
+  const retry = options.retry;
+  if (retry !== undefined) checkRetryOptions('add option "retry"', retry);
+  const transfer = options.transfer;
+  if (transfer !== undefined) {
+    if (threads === false) throw new TypeError('qmux: add option "transfer" is for threads workers only');
+    if (!Array.isArray(transfer)) {
+      throw new TypeError(`qmux: add option "transfer" must be an array of ArrayBuffers, got ${check.describeValue(transfer)}`);
+    }
+  }
+  return {
+    delay,
+    runAt,
+    id,
+    signal,
+    timeout,
+    retry,
+    transfer,
+    needsExtras: id !== undefined || timeout !== undefined || retry !== undefined || transfer !== undefined,
+  };
+}

@@ -1,0 +1,128 @@
+import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
+import { Tinypool, type TinypoolWorker } from 'tinypool';
+import { QmuxError } from '../errors.js';
+import type { JobRecord } from '../job.js';
+import { threadExecArgv } from './exec-argv.js';
+import type { ThreadTask } from './thread-entry.js';
+
+/** Options for a threads worker, passed through to tinypool. */
+export interface ThreadPoolOptions {
+  /** Threads kept alive even when idle (an integer >= 0, at most `concurrency`). Default 0. */
+  minThreads?: number;
+  /** Ms an idle thread above `minThreads` lives before it is released (a finite number >= 0). Default 1000. */
+  idleTimeout?: number;
+  /** Memory limits of each thread (`node:worker_threads` `ResourceLimits`); a thread past them crashes, failing its job. */
+  resourceLimits?: ResourceLimits;
+}
+
+/**
+ * A worker thread ended while it ran a job (its handler called `process.exit()`, say).
+ * The job fails with this error; the thread is replaced.
+ */
+export class ThreadExitError extends QmuxError {
+  /** The thread's exit code. */
+  readonly exitCode: number;
+  /** @internal */
+  constructor(exitCode: number) {
+    super(`qmux: the worker thread running this job exited with code ${exitCode}`);
+    this.exitCode = exitCode;
+  }
+}
+
+/** Whether a job's error means its thread died (exit or out of memory), as opposed to a throw. @internal */
+export function isThreadCrash(error: unknown): boolean {
+  return error instanceof ThreadExitError || (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+}
+
+const ENTRY = new URL('./thread-entry.js', import.meta.url);
+
+/**
+ * The threads half of the shell: runs one job per call in a tinypool thread. The worker's
+ * dispatcher never starts more jobs than there are threads, so tinypool's queue is never used
+ * to reorder work: the strategy alone decides the order.
+ *
+ * @internal
+ */
+export class ThreadPool {
+  #pool: Tinypool | undefined = undefined;
+  #maxThreads: number;
+  readonly #handlerHref: string;
+  readonly #options: ThreadPoolOptions;
+  readonly #onPoolError: (error: unknown) => void;
+  /** Threads we listen to for `exit`. */
+  readonly #watched = new WeakSet<TinypoolWorker>();
+
+  constructor(handlerHref: string, maxThreads: number, options: ThreadPoolOptions, onPoolError: (error: unknown) => void) {
+    this.#handlerHref = handlerHref;
+    this.#maxThreads = maxThreads;
+    this.#options = options;
+    this.#onPoolError = onPoolError;
+  }
+
+  /** Runs `job` in a thread; the promise settles with the handler's result or error. */
+  run(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
+    const pool = (this.#pool ??= this.#createPool());
+    const task: ThreadTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name };
+    const promise = pool.run(task, {
+      signal: job.signal, // aborted on cancel or timeout: tinypool then terminates and replaces the thread
+      transferList: transfer as TransferListItem[] | undefined,
+    }) as Promise<unknown>;
+    this.#watchNewThreads(pool);
+    return promise;
+  }
+
+  /** Follows `setConcurrency`. */
+  setMaxThreads(maxThreads: number): void {
+    this.#maxThreads = maxThreads;
+    const pool = this.#pool;
+    if (pool === undefined) return;
+    // tinypool reads its options live and has no setter for them.
+    const options = pool.options as { maxThreads: number; minThreads: number };
+    options.maxThreads = maxThreads;
+    if (options.minThreads > maxThreads) options.minThreads = maxThreads;
+  }
+
+  /** Ends every thread; the next `run` starts a new pool. */
+  async destroy(): Promise<void> {
+    const pool = this.#pool;
+    this.#pool = undefined;
+    if (pool !== undefined) await pool.destroy();
+  }
+
+  #createPool(): Tinypool {
+    const maxThreads = this.#maxThreads === Infinity ? 1024 : this.#maxThreads;
+    const pool = new Tinypool({
+      filename: ENTRY.href,
+      maxThreads,
+      minThreads: Math.min(this.#options.minThreads ?? 0, maxThreads),
+      idleTimeout: this.#options.idleTimeout ?? 1000,
+      resourceLimits: this.#options.resourceLimits,
+      execArgv: threadExecArgv(process.execArgv),
+      workerData: { handler: this.#handlerHref },
+    });
+    // Without a listener an 'error' on the pool would crash the host (SPEC 7).
+    pool.on('error', this.#onPoolError);
+    return pool;
+  }
+
+  /**
+   * tinypool 2.2 listens for a thread's 'error' but not its 'exit': a thread that calls
+   * `process.exit()` would leave its task pending forever and its slot lost. We watch every
+   * thread and turn an exit that tinypool did not ask for into the 'error' it does handle.
+   */
+  #watchNewThreads(pool: Tinypool): void {
+    for (const thread of pool.threads) {
+      if (this.#watched.has(thread)) continue;
+      this.#watched.add(thread);
+      thread.once('exit', (code: number) => this.#threadExited(thread, code));
+    }
+  }
+
+  #threadExited(thread: TinypoolWorker, code: number): void {
+    const pool = this.#pool;
+    // tinypool removes a thread from `threads` before it terminates it on purpose (idle timeout,
+    // abort, destroy); one still listed died by itself.
+    if (pool === undefined || !pool.threads.includes(thread)) return;
+    thread.emit('error', new ThreadExitError(code));
+  }
+}

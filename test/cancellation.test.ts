@@ -1,0 +1,376 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CancelledError, Worker, type Job, type JobHandle, type WorkerOptions } from '../src/index.js';
+import { deferred, flushMicrotasks, type Deferred } from './helpers.js';
+
+/**
+ * Cancellation (SPEC 5): `handle.cancel(reason)` and the `signal` add option, for waiting, delayed,
+ * running and retry-waiting jobs. Fake timers throughout.
+ */
+
+interface Run {
+  data: string;
+  attempt: number;
+  signal: AbortSignal;
+  /** Settles this attempt's handler. */
+  finish: Deferred<string>;
+}
+
+let runs: Run[] = [];
+
+/** A handler whose attempts settle only when the test says so. */
+function handler(job: Job<string>): Promise<string> {
+  const finish = deferred<string>();
+  runs.push({ data: job.data, attempt: job.attempt, signal: job.signal, finish });
+  return finish.promise;
+}
+
+function makeWorker(options?: WorkerOptions): Worker<string, string> {
+  return new Worker<string, string>(handler, options);
+}
+
+function runOf(data: string, attempt = 1): Run {
+  const run = runs.find((r) => r.data === data && r.attempt === attempt);
+  if (run === undefined) throw new Error(`${data} attempt ${attempt} has not started`);
+  return run;
+}
+
+/** Every settling event of a worker, in order. */
+function recordEvents(worker: Worker<string, string>): string[] {
+  const events: string[] = [];
+  worker.on('completed', (job) => events.push(`completed ${job.data}`));
+  worker.on('failed', (job) => events.push(`failed ${job.data}`));
+  worker.on('dead', (job) => events.push(`dead ${job.data}`));
+  worker.on('retrying', (job) => events.push(`retrying ${job.data}`));
+  worker.on('cancelled', (job) => events.push(`cancelled ${job.data}`));
+  return events;
+}
+
+async function rejection(handle: JobHandle<unknown>): Promise<unknown> {
+  return handle.result().then(
+    () => {
+      throw new Error('expected the job to reject');
+    },
+    (error: unknown) => error,
+  );
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  runs = [];
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('a waiting job', () => {
+  it('is removed by cancel(reason); its handle rejects with a CancelledError that keeps the reason', async () => {
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    queue.add('first');
+    const handle = queue.add('second');
+    await flushMicrotasks();
+    expect(handle.status).toBe('waiting');
+    const reason = { why: 'no longer needed' };
+    expect(handle.cancel(reason)).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    expect(queue.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe(reason);
+    runOf('first').finish.resolve('ok');
+    await worker.waitUntilIdle();
+    expect(runs.map((r) => r.data)).toEqual(['first']);
+  });
+
+  it('cancel() without a reason rejects with a CancelledError whose reason is undefined', async () => {
+    const worker = makeWorker({ autoRun: false });
+    const handle = worker.bindQueue().add('a');
+    handle.cancel();
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBeUndefined();
+  });
+
+  it('emits `cancelled` once, and a second cancel returns false and changes nothing', async () => {
+    const worker = makeWorker({ autoRun: false });
+    const events = recordEvents(worker);
+    const handle = worker.bindQueue().add('a');
+    expect(handle.cancel('one')).toBe(true);
+    expect(handle.cancel('two')).toBe(false);
+    expect(events).toEqual(['cancelled a']);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('one');
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(runs).toEqual([]);
+  });
+
+  it('frees its place in a queue at capacity', async () => {
+    const worker = makeWorker({ autoRun: false });
+    const queue = worker.bindQueue({ capacity: 1 });
+    const handle = queue.add('a');
+    expect(queue.tryAdd('b')).toBeUndefined();
+    handle.cancel();
+    expect(queue.tryAdd('b')).toBeDefined();
+  });
+
+  it('leaves the other jobs of its priority queue in order', async () => {
+    const worker = makeWorker({ autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    pq.add('p3', 3);
+    const p1 = pq.add('p1', 1);
+    pq.add('p2', 2);
+    pq.add('p0', 0);
+    p1.cancel();
+    worker.start();
+    for (let i = 0; i < 3; i++) {
+      await flushMicrotasks();
+      runs[i]?.finish.resolve('ok');
+    }
+    await worker.waitUntilIdle();
+    expect(runs.map((r) => r.data)).toEqual(['p0', 'p2', 'p3']);
+  });
+
+  it('is cancelled when its `signal` aborts, with the signal\'s reason', async () => {
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    queue.add('first');
+    const controller = new AbortController();
+    const handle = queue.add('second', { signal: controller.signal });
+    await flushMicrotasks();
+    controller.abort('user left');
+    expect(handle.status).toBe('cancelled');
+    expect(queue.length).toBe(0);
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe('user left');
+  });
+
+  it('an already-aborted signal still returns a handle, already cancelled, and nothing is queued', async () => {
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    const reason = new Error('too late');
+    const handle = queue.add('a', { signal: AbortSignal.abort(reason) });
+    expect(handle.status).toBe('cancelled');
+    expect(queue.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe(reason);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(runs).toEqual([]);
+  });
+
+  it('a handle nobody asked for a result raises no unhandled rejection when cancelled', async () => {
+    const escaped: unknown[] = [];
+    const onEscape = (error: unknown): void => void escaped.push(error);
+    process.on('unhandledRejection', onEscape);
+    try {
+      const worker = makeWorker({ autoRun: false });
+      const queue = worker.bindQueue();
+      queue.add('a').cancel('x');
+      queue.add('b', { signal: AbortSignal.abort() });
+      queue.add('c', { delay: 100 }).cancel();
+      vi.useRealTimers();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onEscape);
+    }
+  });
+});
+
+describe('a delayed job', () => {
+  it('is removed by cancel; it never runs and the worker keeps no timer for it', async () => {
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    const handle = queue.add('later', { delay: 1000 });
+    await flushMicrotasks();
+    expect(handle.status).toBe('delayed');
+    handle.cancel('changed my mind');
+    expect(handle.status).toBe('cancelled');
+    expect(queue.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('changed my mind');
+    await worker.waitUntilIdle();
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(runs).toEqual([]);
+  });
+
+  it('is cancelled when its signal aborts before it comes due', async () => {
+    const worker = makeWorker();
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('later', { delay: 1000, signal: controller.signal });
+    await vi.advanceTimersByTimeAsync(500);
+    controller.abort('stop');
+    expect(handle.status).toBe('cancelled');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runs).toEqual([]);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('stop');
+  });
+
+  it('cancelling one delayed job does not lose the wake-up of another', async () => {
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    const first = queue.add('first', { delay: 100 });
+    queue.add('second', { delay: 200 });
+    await flushMicrotasks();
+    first.cancel();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(runs.map((r) => r.data)).toEqual(['second']);
+  });
+});
+
+describe('a running job', () => {
+  it('settles `cancelled` at once, its signal aborts with the CancelledError, and the slot stays taken', async () => {
+    const worker = makeWorker();
+    const events = recordEvents(worker);
+    const queue = worker.bindQueue();
+    const handle = queue.add('a');
+    const next = queue.add('b');
+    await flushMicrotasks();
+    const run = runOf('a');
+    const reason = new Error('user pressed stop');
+    expect(handle.cancel(reason)).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe(reason);
+    expect(run.signal.aborted).toBe(true);
+    expect(run.signal.reason).toBe(error);
+    // The handler has not returned: its slot is still in use, nothing else starts.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(worker.numProcessing).toBe(1);
+    expect(next.status).toBe('waiting');
+    expect(runs.map((r) => r.data)).toEqual(['a']);
+    run.finish.resolve('done anyway');
+    await flushMicrotasks();
+    expect(worker.numProcessing).toBe(1);
+    expect(runs.map((r) => r.data)).toEqual(['a', 'b']);
+    expect(handle.status).toBe('cancelled');
+    expect(events).toEqual(['cancelled a']);
+  });
+
+  it('a handler that rejects after the cancel causes no `failed`, no retry and no dead letter', async () => {
+    const worker = makeWorker({ retry: { attempts: 3 } });
+    const events = recordEvents(worker);
+    const handle = worker.bindQueue().add('a');
+    await flushMicrotasks();
+    handle.cancel();
+    runOf('a').finish.reject(runOf('a').signal.reason);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(events).toEqual(['cancelled a']);
+    expect(runs).toHaveLength(1);
+    expect(worker.deadLetters).toEqual([]);
+    expect(handle.status).toBe('cancelled');
+    expect(worker.numProcessing).toBe(0);
+    expect(worker.status).toBe('idle');
+  });
+
+  it('is cancelled by its add signal too', async () => {
+    const worker = makeWorker();
+    const events = recordEvents(worker);
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('a', { signal: controller.signal });
+    await flushMicrotasks();
+    const run = runOf('a');
+    controller.abort('bye');
+    expect(handle.status).toBe('cancelled');
+    expect(run.signal.aborted).toBe(true);
+    expect(run.signal.reason).toBeInstanceOf(CancelledError);
+    expect((run.signal.reason as CancelledError).reason).toBe('bye');
+    expect(worker.numProcessing).toBe(1);
+    run.finish.resolve('late');
+    await flushMicrotasks();
+    expect(worker.numProcessing).toBe(0);
+    expect(events).toEqual(['cancelled a']);
+  });
+
+  it('waitUntilIdle waits for the cancelled job\'s handler to return', async () => {
+    const worker = makeWorker();
+    const handle = worker.bindQueue().add('a');
+    await flushMicrotasks();
+    handle.cancel();
+    let idle = false;
+    void worker.waitUntilIdle().then(() => (idle = true));
+    await flushMicrotasks();
+    expect(idle).toBe(false);
+    runOf('a').finish.resolve('x');
+    await flushMicrotasks();
+    expect(idle).toBe(true);
+  });
+
+  it('cancel returns false once the job has settled, and aborting its signal later does nothing', async () => {
+    const worker = makeWorker();
+    const events = recordEvents(worker);
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('a', { signal: controller.signal });
+    await flushMicrotasks();
+    runOf('a').finish.resolve('done');
+    await expect(handle.result()).resolves.toBe('done');
+    expect(handle.cancel()).toBe(false);
+    controller.abort();
+    expect(handle.status).toBe('succeeded');
+    expect(runOf('a').signal.aborted).toBe(false);
+    expect(events).toEqual(['completed a']);
+  });
+
+  it('a job that timed out and waits for its handler before a retry is not retried once cancelled', async () => {
+    const worker = makeWorker({ timeout: 100, retry: { attempts: 3 } });
+    const events = recordEvents(worker);
+    const handle = worker.bindQueue().add('a');
+    await vi.advanceTimersByTimeAsync(100); // timed out; the handler ignores its signal
+    expect(runOf('a').signal.aborted).toBe(true);
+    expect(handle.cancel('enough')).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    runOf('a').finish.resolve('late');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runs).toHaveLength(1);
+    expect(events).toEqual(['cancelled a']);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('enough');
+  });
+});
+
+describe('a job waiting for a retry', () => {
+  it('is cancelled like a delayed job: no more attempts, no `failed`, no dead letter', async () => {
+    const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 500 } } });
+    const events = recordEvents(worker);
+    const handle = worker.bindQueue().add('a');
+    await flushMicrotasks();
+    runOf('a').finish.reject(new Error('boom'));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(handle.status).toBe('delayed');
+    expect(worker.numPending).toBe(1);
+    expect(handle.cancel('give up')).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    expect(worker.numPending).toBe(0);
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe('give up');
+    await worker.waitUntilIdle();
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(runs).toHaveLength(1);
+    expect(handle.attempts).toBe(1);
+    expect(events).toEqual(['retrying a', 'cancelled a']);
+    expect(worker.deadLetters).toEqual([]);
+  });
+
+  it('is cancelled by its add signal while it waits for the retry', async () => {
+    const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 500 } } });
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('a', { signal: controller.signal });
+    await flushMicrotasks();
+    runOf('a').finish.reject(new Error('boom'));
+    await vi.advanceTimersByTimeAsync(100);
+    expect(handle.status).toBe('delayed');
+    controller.abort('signal');
+    expect(handle.status).toBe('cancelled');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(runs).toHaveLength(1);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('signal');
+  });
+});

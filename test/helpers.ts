@@ -1,0 +1,115 @@
+/**
+ * Small tools the test files share: promises settled from outside, a handler whose jobs finish
+ * only when the test says so, and ways to let queued work run without sleeping.
+ */
+import type { Job } from '../src/index.js';
+
+/** A promise with its resolve and reject exposed. */
+export interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Lets every queued microtask (and the ones they queue, up to `rounds` deep) run. */
+export async function flushMicrotasks(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await Promise.resolve();
+}
+
+/** Resolves after one macrotask boundary on the real event loop (do not use under fake timers). */
+export function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** One started job of a {@link Gate}. */
+export interface Started<T> {
+  readonly job: Job<T>;
+  /** Data of the job, for short assertions. */
+  readonly data: T;
+  /** Source name. */
+  readonly source: string;
+  finish(value?: unknown): void;
+  fail(error: unknown): void;
+  readonly done: boolean;
+}
+
+/**
+ * A handler whose jobs run until the test finishes them. It counts jobs in flight, overall and
+ * per source, and keeps the highest counts seen, so a test can check a ceiling was never passed.
+ */
+export class Gate<T = unknown> {
+  /** Every job started, in start order. */
+  readonly started: Started<T>[] = [];
+  running = 0;
+  maxRunning = 0;
+  readonly runningBySource = new Map<string, number>();
+  readonly maxBySource = new Map<string, number>();
+
+  /** The handler to give the worker. */
+  readonly handler = (job: Job<T>): Promise<unknown> => {
+    const d = deferred<unknown>();
+    const source = job.source;
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    const mine = (this.runningBySource.get(source) ?? 0) + 1;
+    this.runningBySource.set(source, mine);
+    this.maxBySource.set(source, Math.max(this.maxBySource.get(source) ?? 0, mine));
+    let done = false;
+    const end = (): void => {
+      if (done) throw new Error(`job ${job.id} finished twice by the test`);
+      done = true;
+      this.running--;
+      this.runningBySource.set(source, (this.runningBySource.get(source) ?? 0) - 1);
+    };
+    this.started.push({
+      job,
+      data: job.data,
+      source,
+      finish: (value?: unknown) => {
+        end();
+        d.resolve(value);
+      },
+      fail: (error: unknown) => {
+        end();
+        d.reject(error);
+      },
+      get done() {
+        return done;
+      },
+    });
+    return d.promise;
+  };
+
+  /** Jobs started and not finished yet, in start order. */
+  get open(): Started<T>[] {
+    return this.started.filter((s) => !s.done);
+  }
+
+  /** Data of every job started so far, in start order. */
+  get order(): T[] {
+    return this.started.map((s) => s.data);
+  }
+
+  /** Finishes the oldest open job. */
+  finishOldest(value?: unknown): Started<T> {
+    const first = this.open[0];
+    if (first === undefined) throw new Error('no open job to finish');
+    first.finish(value);
+    return first;
+  }
+
+  /** Finishes every open job. */
+  finishAll(): void {
+    for (const s of this.open) s.finish();
+  }
+}

@@ -1,0 +1,602 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  CancelledError,
+  QmuxError,
+  QueueClosedError,
+  QueueFullError,
+  Worker,
+  type Job,
+  type JobHandle,
+  type Task,
+} from '../src/index.js';
+import { Gate, deferred, flushMicrotasks, nextMacrotask } from './helpers.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('job handles', () => {
+  it('go waiting, running, succeeded, and count attempts from 1', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const handle = worker.bindQueue().add('x');
+    expect([handle.status, handle.attempts]).toEqual(['waiting', 0]);
+    await flushMicrotasks();
+    expect([handle.status, handle.attempts]).toEqual(['running', 1]);
+    expect(gate.started[0]?.job.attempt).toBe(1);
+    gate.finishOldest('done');
+    await expect(handle.result()).resolves.toBe('done');
+    expect([handle.status, handle.attempts]).toEqual(['succeeded', 1]);
+  });
+
+  it('give the handler the job’s id, data and source name', async () => {
+    const seen: string[] = [];
+    const worker = new Worker((job: Job<{ n: number }>) => void seen.push(`${job.id} ${job.data.n} ${job.source}`));
+    const q = worker.bindQueue({ name: 'jobs' });
+    const a = q.add({ n: 1 }, { id: 'my-id' });
+    const b = q.add({ n: 2 });
+    await worker.waitUntilIdle();
+    expect(a.id).toBe('my-id');
+    expect(seen).toEqual([`my-id 1 jobs`, `${b.id} 2 jobs`]);
+  });
+
+  it('get generated ids that are unique, also across queues and workers', () => {
+    const ids = new Set<string>();
+    for (let w = 0; w < 3; w++) {
+      const worker = new Worker(() => undefined, { autoRun: false });
+      const q1 = worker.bindQueue();
+      const q2 = worker.bindPriorityQueue();
+      for (let i = 0; i < 10; i++) {
+        ids.add(q1.add(i).id);
+        ids.add(q2.add(i, 0).id);
+      }
+    }
+    expect(ids.size).toBe(60);
+    for (const id of ids) expect(typeof id).toBe('string');
+  });
+
+  it('result() resolves with what the handler returned, sync or async, and is the same promise each call', async () => {
+    const worker = new Worker((job: Job<number>) => (job.data % 2 === 0 ? job.data * 10 : Promise.resolve(job.data * 100)));
+    const q = worker.bindQueue();
+    const even = q.add(2);
+    const odd = q.add(3);
+    expect(even.result()).toBe(even.result());
+    expect(await even.result()).toBe(20);
+    expect(await odd.result()).toBe(300);
+    // Asked for only after the job settled.
+    const late = q.add(4);
+    await worker.waitUntilIdle();
+    expect(await late.result()).toBe(40);
+  });
+
+  it('result() rejects with the handler’s error, thrown or rejected; settled() never rejects', async () => {
+    const boom = new Error('boom');
+    const worker = new Worker((job: Job<string>) => {
+      if (job.data === 'throw') throw boom;
+      return Promise.reject(boom);
+    });
+    const q = worker.bindQueue();
+    const thrown = q.add('throw');
+    const rejected = q.add('reject');
+    await expect(thrown.result()).rejects.toBe(boom);
+    await expect(rejected.result()).rejects.toBe(boom);
+    await expect(thrown.settled()).resolves.toBeUndefined();
+    expect([thrown.status, rejected.status]).toEqual(['failed', 'failed']);
+    expect(thrown.attempts).toBe(1);
+  });
+
+  it('settled() resolves for succeeded, failed and cancelled jobs', async () => {
+    const worker = new Worker((job: Job<string>) => {
+      if (job.data === 'fail') throw new Error('x');
+      return job.data;
+    });
+    const q = worker.bindQueue();
+    const ok = q.add('ok');
+    const fail = q.add('fail');
+    const cancelled = q.add('cancel');
+    cancelled.cancel();
+    await Promise.all([ok.settled(), fail.settled(), cancelled.settled()]);
+    expect([ok.status, fail.status, cancelled.status]).toEqual(['succeeded', 'failed', 'cancelled']);
+  });
+});
+
+describe('cancel()', () => {
+  it('removes a waiting job: the handle settles cancelled at once, the handler never sees it', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const q = worker.bindQueue();
+    q.add('first');
+    const second = q.add('second');
+    q.add('third');
+    await flushMicrotasks();
+    expect(q.length).toBe(2);
+    expect(second.cancel('not needed')).toBe(true);
+    expect(second.status).toBe('cancelled');
+    expect(q.length).toBe(1);
+    expect(worker.numPending).toBe(1);
+    const error = await second.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe('not needed');
+    expect((error as Error).message).toContain('not needed');
+    while (gate.open.length > 0) {
+      gate.finishOldest();
+      await flushMicrotasks();
+    }
+    await worker.waitUntilIdle();
+    expect(gate.order).toEqual(['first', 'third']);
+  });
+
+  it('removes a delayed job before it comes due', async () => {
+    vi.useFakeTimers();
+    const ran: string[] = [];
+    const worker = new Worker((job: Job<string>) => void ran.push(job.data));
+    const q = worker.bindQueue();
+    const handle = q.add('later', { delay: 100 });
+    expect(handle.status).toBe('delayed');
+    expect(handle.cancel()).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    expect(q.length).toBe(0);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(ran).toEqual([]);
+    await expect(handle.result()).rejects.toBeInstanceOf(CancelledError);
+  });
+
+  it('aborts a running job’s signal and settles cancelled at once, but its slot stays taken until the handler settles', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const q = worker.bindQueue();
+    const running = q.add('running');
+    q.add('next');
+    await flushMicrotasks();
+    const signal = gate.started[0]?.job.signal as AbortSignal;
+    expect(signal.aborted).toBe(false);
+
+    expect(running.cancel('stop it')).toBe(true);
+    expect(running.status).toBe('cancelled');
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(CancelledError);
+    await expect(running.result()).rejects.toBeInstanceOf(CancelledError);
+
+    await nextMacrotask();
+    expect(worker.numProcessing).toBe(1);
+    expect(gate.started).toHaveLength(1); // 'next' waits for the slot
+
+    let completed = 0;
+    worker.on('completed', () => completed++);
+    gate.finishOldest('late result'); // ignored: the job was cancelled
+    await flushMicrotasks();
+    expect(running.status).toBe('cancelled');
+    expect(completed).toBe(0);
+    expect(gate.order).toEqual(['running', 'next']);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+  });
+
+  it('a running job that reads its signal only after being cancelled sees it aborted', async () => {
+    const gate = deferred();
+    let seenAborted: boolean | undefined;
+    const worker = new Worker(async (job: Job<number>) => {
+      await gate.promise;
+      seenAborted = job.signal.aborted;
+    });
+    const handle = worker.bindQueue().add(1);
+    await flushMicrotasks();
+    handle.cancel();
+    gate.resolve();
+    await worker.waitUntilIdle();
+    expect(seenAborted).toBe(true);
+  });
+
+  it('returns false and changes nothing once the job has settled', async () => {
+    const worker = new Worker((job: Job<number>) => {
+      if (job.data === 2) throw new Error('no');
+      return job.data;
+    });
+    const q = worker.bindQueue();
+    const ok = q.add(1);
+    const failed = q.add(2);
+    const cancelled = q.add(3);
+    expect(cancelled.cancel()).toBe(true);
+    await worker.waitUntilIdle();
+    expect(ok.cancel()).toBe(false);
+    expect(failed.cancel()).toBe(false);
+    expect(cancelled.cancel()).toBe(false);
+    expect([ok.status, failed.status, cancelled.status]).toEqual(['succeeded', 'failed', 'cancelled']);
+    expect(await ok.result()).toBe(1);
+    await expect(failed.result()).rejects.toThrow('no');
+  });
+});
+
+describe('the signal add option', () => {
+  it('cancels a waiting job when it aborts', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const q = worker.bindQueue();
+    q.add('first');
+    const controller = new AbortController();
+    const handle = q.add('second', { signal: controller.signal });
+    await flushMicrotasks();
+    controller.abort('user left');
+    expect(handle.status).toBe('cancelled');
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe('user left');
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    expect(gate.order).toEqual(['first']);
+  });
+
+  it('aborts a running job’s own signal when it aborts', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('x', { signal: controller.signal });
+    await flushMicrotasks();
+    controller.abort();
+    expect(handle.status).toBe('cancelled');
+    expect(gate.started[0]?.job.signal.aborted).toBe(true);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+  });
+
+  it('an already-aborted signal still returns a handle, which is cancelled and never runs', async () => {
+    const ran: string[] = [];
+    const worker = new Worker((job: Job<string>) => void ran.push(job.data));
+    const q = worker.bindQueue();
+    const cancelledEvents: string[] = [];
+    worker.on('cancelled', (job) => cancelledEvents.push(job.data));
+    const handle = q.add('x', { signal: AbortSignal.abort('too late') });
+    expect(handle.status).toBe('cancelled');
+    expect(q.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe('too late');
+    await worker.waitUntilIdle();
+    expect(ran).toEqual([]);
+    expect(cancelledEvents).toEqual(['x']);
+  });
+
+  it('aborting after the job settled changes nothing', async () => {
+    const worker = new Worker((job: Job<number>) => job.data);
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add(5, { signal: controller.signal });
+    expect(await handle.result()).toBe(5);
+    controller.abort();
+    expect(handle.status).toBe('succeeded');
+  });
+});
+
+describe('every handle settles exactly once', () => {
+  it('whether it succeeds, fails, is cancelled waiting or running, or is purged', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 3 });
+    const q = worker.bindQueue();
+    const outcomes = new Map<string, string[]>();
+    const note = (id: string, what: string) => outcomes.set(id, [...(outcomes.get(id) ?? []), what]);
+    worker.on('completed', (job) => note(job.id, 'completed'));
+    worker.on('failed', (job) => note(job.id, 'failed'));
+    worker.on('cancelled', (job) => note(job.id, 'cancelled'));
+
+    const handles: JobHandle<unknown>[] = [];
+    const settledCalls = new Map<string, number>();
+    const add = (data: string) => {
+      const handle = q.add(data, { id: data });
+      handles.push(handle);
+      void handle.settled().then(() => settledCalls.set(data, (settledCalls.get(data) ?? 0) + 1));
+      handle.result().catch(() => undefined);
+      return handle;
+    };
+    add('succeeds');
+    add('fails');
+    const cancelledRunning = add('cancelled-running');
+    const cancelledWaiting = add('cancelled-waiting');
+    add('purged-1');
+    add('purged-2');
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['succeeds', 'fails', 'cancelled-running']);
+
+    cancelledWaiting.cancel();
+    cancelledRunning.cancel();
+    expect(q.purge()).toBe(2);
+    expect(cancelledWaiting.cancel()).toBe(false);
+    gate.started[0]?.finish('ok');
+    gate.started[1]?.fail(new Error('bad'));
+    gate.started[2]?.fail(new Error('after cancel')); // the handler of a cancelled job still settles later
+    await worker.waitUntilIdle();
+    await nextMacrotask();
+
+    expect(Object.fromEntries(outcomes)).toEqual({
+      succeeds: ['completed'],
+      fails: ['failed'],
+      'cancelled-running': ['cancelled'],
+      'cancelled-waiting': ['cancelled'],
+      'purged-1': ['cancelled'],
+      'purged-2': ['cancelled'],
+    });
+    expect([...settledCalls.values()]).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(handles.map((h) => h.status)).toEqual(['succeeded', 'failed', 'cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    for (const handle of handles) expect(handle.cancel()).toBe(false);
+  });
+
+  it('a failed or cancelled job whose handle nobody awaited raises no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const gate = new Gate<string>();
+      const worker = new Worker(gate.handler, { concurrency: 5 });
+      const q = worker.bindQueue();
+      q.add('rejects');
+      const cancelledRunning = q.add('rejects-after-cancel');
+      void q.add('settled-only').settled();
+      q.add('waiting-1').cancel();
+      q.add('waiting-2', { delay: 60_000 }).cancel();
+      q.add('fails-later');
+      q.add('aborted', { signal: AbortSignal.abort() });
+      await flushMicrotasks();
+      expect(gate.order).toEqual(['rejects', 'rejects-after-cancel', 'settled-only', 'fails-later']);
+      gate.started[0]?.fail(new Error('nobody listens'));
+      cancelledRunning.cancel();
+      gate.started[1]?.fail(new Error('late'));
+      gate.started[2]?.fail(new Error('settled() was asked'));
+      const purgeable = q.add('purged-2');
+      expect(q.purge()).toBe(1);
+      expect(purgeable.status).toBe('cancelled');
+      const sync = new Worker((job: Job<number>) => {
+        if (job.data > 0) throw new Error('sync throw');
+      });
+      sync.bindQueue().add(1);
+      const fn = new Worker<number>();
+      fn.bindQueue().add(42 as unknown as Task<number>);
+      await sync.waitUntilIdle();
+      await fn.waitUntilIdle();
+      for (const s of gate.open) s.fail(new Error('rest'));
+      await worker.waitUntilIdle();
+      for (let i = 0; i < 5; i++) await nextMacrotask();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
+describe('addAll', () => {
+  it('returns a group: handles in add order, result() in add order whatever the finish order', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 3 });
+    const q = worker.bindQueue();
+    const group = q.addAll(['a', 'b', 'c']);
+    expect(group.handles.map((h) => h.status)).toEqual(['waiting', 'waiting', 'waiting']);
+    await flushMicrotasks();
+    gate.started[2]?.finish('C');
+    gate.started[0]?.finish('A');
+    gate.started[1]?.finish('B');
+    expect(await group.result()).toEqual(['A', 'B', 'C']);
+    await group.settled();
+  });
+
+  it('result() rejects with the first error; settled() waits for every job and never rejects', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 3 });
+    const group = worker.bindQueue().addAll([1, 2, 3]);
+    await flushMicrotasks();
+    const boom = new Error('two failed');
+    gate.started[1]?.fail(boom);
+    await expect(group.result()).rejects.toBe(boom);
+    let settled = false;
+    void group.settled().then(() => (settled = true));
+    await nextMacrotask();
+    expect(settled).toBe(false);
+    gate.finishAll();
+    await nextMacrotask();
+    expect(settled).toBe(true);
+  });
+
+  it('is all or nothing at capacity, and applies the options to each job', async () => {
+    vi.useFakeTimers();
+    const worker = new Worker((job: Job<number>) => job.data, { autoRun: false });
+    const q = worker.bindQueue({ capacity: 3 });
+    q.add(0);
+    expect(() => q.addAll([1, 2, 3])).toThrow(QueueFullError);
+    expect(q.length).toBe(1);
+    const group = q.addAll([1, 2], { delay: 50 });
+    expect(group.handles.map((h) => h.status)).toEqual(['delayed', 'delayed']);
+    expect(q.length).toBe(3);
+  });
+});
+
+describe('capacity, tryAdd, close', () => {
+  it('add throws QueueFullError at capacity, counting delayed jobs too; tryAdd returns undefined', () => {
+    const worker = new Worker(() => undefined, { autoRun: false });
+    const q = worker.bindQueue({ name: 'small', capacity: 2 });
+    q.add(1);
+    q.add(2, { delay: 60_000 });
+    let thrown: unknown;
+    try {
+      q.add(3);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(QueueFullError);
+    expect(thrown).toBeInstanceOf(QmuxError);
+    expect((thrown as QueueFullError).source).toBe('small');
+    expect((thrown as QueueFullError).capacity).toBe(2);
+    expect((thrown as Error).message).toContain('small');
+    expect(q.tryAdd(3)).toBeUndefined();
+    expect(q.length).toBe(2);
+    expect(worker.numPending).toBe(2);
+    q.purge();
+  });
+
+  it('makes room as jobs start, not only as they finish', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler);
+    const q = worker.bindQueue({ capacity: 1 });
+    q.add(1);
+    await flushMicrotasks(); // 1 runs, so nothing waits
+    expect(q.tryAdd(2)).toBeDefined();
+    expect(q.tryAdd(3)).toBeUndefined();
+    gate.finishAll();
+    await flushMicrotasks();
+    gate.finishAll();
+    await worker.waitUntilIdle();
+  });
+
+  it('close() rejects new adds with QueueClosedError, and jobs already queued still run', async () => {
+    const ran: number[] = [];
+    const worker = new Worker((job: Job<number>) => void ran.push(job.data), { autoRun: false });
+    const q = worker.bindQueue({ name: 'closing' });
+    q.add(1);
+    q.add(2);
+    q.close();
+    expect(q.closed).toBe(true);
+    expect(() => q.add(3)).toThrow(QueueClosedError);
+    expect(() => q.addAll([3])).toThrow(QueueClosedError);
+    expect(q.tryAdd(3)).toBeUndefined();
+    let thrown: unknown;
+    try {
+      q.add(4);
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as QueueClosedError).source).toBe('closing');
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(ran).toEqual([1, 2]);
+  });
+
+  it('tryAdd returns a working handle when there is room', async () => {
+    const worker = new Worker((job: Job<number>) => job.data + 1);
+    const handle = worker.bindQueue().tryAdd(1);
+    expect(handle).toBeDefined();
+    expect(await handle?.result()).toBe(2);
+  });
+});
+
+describe('onSizeLessThan', () => {
+  it('resolves at once when the queue is already below n', async () => {
+    const worker = new Worker(() => undefined, { autoRun: false });
+    const q = worker.bindQueue();
+    q.add(1);
+    await q.onSizeLessThan(2);
+  });
+
+  it('waits until jobs start (or are removed) and fewer than n wait', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { autoRun: false });
+    const q = worker.bindQueue();
+    const handles = [1, 2, 3, 4].map((i) => q.add(i));
+    let below3 = false;
+    let below2 = false;
+    void q.onSizeLessThan(3).then(() => (below3 = true));
+    void q.onSizeLessThan(2).then(() => (below2 = true));
+    await nextMacrotask();
+    expect([below3, below2]).toEqual([false, false]);
+    handles[3]?.cancel(); // 3 wait
+    await nextMacrotask();
+    expect([below3, below2]).toEqual([false, false]);
+    worker.start(); // 1 starts: 2 wait
+    await nextMacrotask();
+    expect([below3, below2]).toEqual([true, false]);
+    q.purge(); // 0 wait
+    await nextMacrotask();
+    expect(below2).toBe(true);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+  });
+
+  it('gives a producer back-pressure: the queue never holds more than n - 1 waiting', async () => {
+    let maxWaiting = 0;
+    const worker = new Worker(async (job: Job<number>) => {
+      await Promise.resolve();
+      return job.data;
+    });
+    const q = worker.bindQueue();
+    for (let i = 0; i < 50; i++) {
+      await q.onSizeLessThan(5);
+      q.add(i);
+      maxWaiting = Math.max(maxWaiting, q.length);
+    }
+    await worker.waitUntilIdle();
+    expect(maxWaiting).toBeLessThanOrEqual(5);
+  });
+});
+
+describe('purge()', () => {
+  it('removes every waiting job, due or delayed, and leaves running jobs alone', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler);
+    const q = worker.bindQueue();
+    const cancelled: string[] = [];
+    worker.on('cancelled', (job) => cancelled.push(job.data));
+    const running = q.add('running');
+    const due = q.add('due');
+    const delayed = q.add('delayed', { delay: 60_000 });
+    await flushMicrotasks();
+    expect(q.purge()).toBe(2);
+    expect(q.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+    expect([running.status, due.status, delayed.status]).toEqual(['running', 'cancelled', 'cancelled']);
+    await expect(due.result()).rejects.toBeInstanceOf(CancelledError);
+    await expect(delayed.result()).rejects.toBeInstanceOf(CancelledError);
+    expect(cancelled).toEqual(['due', 'delayed']);
+    expect(q.purge()).toBe(0);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    expect(running.status).toBe('succeeded');
+    expect(gate.order).toEqual(['running']);
+  });
+
+  it('leaves the queue usable', async () => {
+    const worker = new Worker((job: Job<number>) => job.data, { autoRun: false });
+    const q = worker.bindQueue();
+    q.add(1);
+    q.purge();
+    const handle = q.add(2);
+    worker.start();
+    expect(await handle.result()).toBe(2);
+  });
+});
+
+describe('function workers', () => {
+  it('call each job’s function and give back its result, respecting concurrency', async () => {
+    const worker = new Worker<number>({ concurrency: 2 });
+    const q = worker.bindQueue();
+    let running = 0;
+    let max = 0;
+    const task = (n: number): Task<number> => async () => {
+      running++;
+      max = Math.max(max, running);
+      await new Promise((resolve) => setImmediate(resolve));
+      running--;
+      return n * n;
+    };
+    const handles = [1, 2, 3, 4, 5].map((n) => q.add(task(n)));
+    const sync = q.add(() => 7);
+    expect(await Promise.all(handles.map((h) => h.result()))).toEqual([1, 4, 9, 16, 25]);
+    expect(await sync.result()).toBe(7);
+    expect(max).toBe(2);
+    expect(worker.concurrency).toBe(2);
+  });
+
+  it('fail a job whose data is not a function with a TypeError', async () => {
+    const worker = new Worker<number>();
+    const q = worker.bindQueue();
+    const handle = q.add(42 as unknown as Task<number>);
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TypeError);
+    expect(handle.status).toBe('failed');
+    // The worker goes on.
+    expect(await q.add(() => 1).result()).toBe(1);
+  });
+
+  it('fail a job whose function throws, with that error', async () => {
+    const worker = new Worker<never>();
+    const boom = new Error('inside');
+    const handle = worker.bindQueue().add(() => {
+      throw boom;
+    });
+    await expect(handle.result()).rejects.toBe(boom);
+  });
+});

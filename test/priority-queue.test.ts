@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Worker, type Job } from '../src/index.js';
+
+/** A worker (not started) with one priority queue, and the data its handler saw, in order. */
+function setup<T>() {
+  const taken: T[] = [];
+  const worker = new Worker((job: Job<T>) => void taken.push(job.data), { autoRun: false });
+  const pq = worker.bindPriorityQueue();
+  return { taken, worker, pq };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('PriorityQueue', () => {
+  it('runs add(i, i % 2) for i = 0..9 as 0 2 4 6 8 1 3 5 7 9', async () => {
+    const { taken, worker, pq } = setup<number>();
+    for (let i = 0; i < 10; i++) pq.add(i, i % 2);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(taken).toEqual([0, 2, 4, 6, 8, 1, 3, 5, 7, 9]);
+  });
+
+  it('is FIFO among equal priority numbers, also for many jobs', async () => {
+    const { taken, worker, pq } = setup<number>();
+    for (let i = 0; i < 200; i++) pq.add(i, 3);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(Array.from({ length: 200 }, (_, i) => i));
+  });
+
+  it('runs a lower number first, negative and fractional numbers included', async () => {
+    const { taken, worker, pq } = setup<string>();
+    pq.add('ten', 10);
+    pq.add('minus-one', -1);
+    pq.add('half', 0.5);
+    pq.add('zero', 0);
+    pq.add('minus-one-b', -1);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(['minus-one', 'minus-one-b', 'zero', 'half', 'ten']);
+  });
+
+  it('orders a job added while others wait by its priority number', async () => {
+    const taken: string[] = [];
+    let pq!: ReturnType<Worker<string, void>['bindPriorityQueue']>;
+    const worker = new Worker(
+      (job: Job<string>) => {
+        taken.push(job.data);
+        if (job.data === 'first') pq.add('urgent', 0); // arrives while 'mid' and 'late' wait
+      },
+      { autoRun: false },
+    );
+    pq = worker.bindPriorityQueue();
+    pq.add('first', 0);
+    pq.add('late', 9);
+    pq.add('mid', 5);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(['first', 'urgent', 'mid', 'late']);
+  });
+
+  it('within equal priority, an earlier due time goes before add order', async () => {
+    vi.useFakeTimers();
+    const { taken, worker, pq } = setup<string>();
+    pq.add('due-at-30', 1, { delay: 30 });
+    pq.add('due-at-10', 1, { delay: 10 });
+    await vi.advanceTimersByTimeAsync(20);
+    pq.add('added-at-20', 1);
+    pq.add('higher-number', 2);
+    await vi.advanceTimersByTimeAsync(20); // t = 40: everything is due
+    worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(['due-at-10', 'added-at-20', 'due-at-30', 'higher-number']);
+  });
+
+  it('a lower priority number beats an earlier due time', async () => {
+    vi.useFakeTimers();
+    const { taken, worker, pq } = setup<string>();
+    pq.add('early-but-5', 5, { delay: 1 });
+    await vi.advanceTimersByTimeAsync(10);
+    pq.add('late-but-0', 0);
+    worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await worker.waitUntilIdle();
+    expect(taken).toEqual(['late-but-0', 'early-but-5']);
+  });
+
+  it('addAll takes { data, priority } items and orders them like single adds', async () => {
+    const { taken, worker, pq } = setup<string>();
+    const group = pq.addAll([
+      { data: 'c', priority: 3 },
+      { data: 'a', priority: 1 },
+      { data: 'b', priority: 2 },
+      { data: 'a2', priority: 1 },
+    ]);
+    expect(group.handles).toHaveLength(4);
+    expect(pq.length).toBe(4);
+    worker.start();
+    await group.settled();
+    expect(taken).toEqual(['a', 'a2', 'b', 'c']);
+  });
+
+  it('tryAdd returns a handle, or undefined when full or closed', () => {
+    const worker = new Worker((job: Job<string>) => job.data, { autoRun: false });
+    const pq = worker.bindPriorityQueue({ capacity: 1 });
+    expect(pq.tryAdd('a', 1)?.status).toBe('waiting');
+    expect(pq.tryAdd('b', 0)).toBeUndefined();
+    const other = worker.bindPriorityQueue();
+    other.close();
+    expect(other.tryAdd('c', 0)).toBeUndefined();
+    expect(pq.length).toBe(1);
+    expect(other.length).toBe(0);
+  });
+
+  it('keeps priority order after cancelled jobs are skipped', async () => {
+    const { taken, worker, pq } = setup<number>();
+    const handles = Array.from({ length: 10 }, (_, i) => pq.add(i, 10 - i));
+    for (const handle of handles.filter((_, i) => i % 3 === 0)) handle.cancel();
+    expect(pq.length).toBe(6);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(taken).toEqual([8, 7, 5, 4, 2, 1]);
+  });
+});

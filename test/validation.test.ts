@@ -1,0 +1,294 @@
+/**
+ * Every bad option or argument of SPEC 2-5 throws synchronously, where the mistake is made, a
+ * TypeError or RangeError whose message names what was wrong.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Strategy, Topic, Worker, setDefaultStrategy, type AddOptions, type BindOptions, type WorkerOptions } from '../src/index.js';
+
+/** Lets a test pass a value of the wrong type on purpose. */
+function bad<T>(value: unknown): T {
+  return value as T;
+}
+
+/** Runs `fn`, expecting a synchronous TypeError or RangeError whose message matches `names`. */
+function expectArgumentError(fn: () => unknown, names: RegExp): void {
+  let thrown: unknown;
+  let returned: unknown;
+  try {
+    returned = fn();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown, `no error was thrown (returned ${String(returned)})`).toBeDefined();
+  expect(thrown instanceof TypeError || thrown instanceof RangeError, `threw ${String(thrown)}`).toBe(true);
+  expect((thrown as Error).message).toMatch(names);
+}
+
+const noop = (): undefined => undefined;
+
+afterEach(() => {
+  setDefaultStrategy(Strategy.Priority);
+});
+
+describe('worker options', () => {
+  it.each([0, -1, 1.5, NaN, -Infinity, '2', null])('concurrency %s is refused', (concurrency) => {
+    expectArgumentError(() => new Worker(noop, { concurrency: bad<number>(concurrency) }), /concurrency/);
+    expectArgumentError(() => new Worker({ concurrency: bad<number>(concurrency) }), /concurrency/);
+  });
+
+  it('concurrency Infinity and positive integers are accepted', () => {
+    expect(new Worker(noop, { concurrency: Infinity }).concurrency).toBe(Infinity);
+    expect(new Worker(noop, { concurrency: 7 }).concurrency).toBe(7);
+  });
+
+  it.each([
+    ['a string', 'RoundRobin'],
+    ['an empty object', {}],
+    ['an object without create', { name: 'x' }],
+    ['an object without name', { create: () => ({ pick: () => undefined }) }],
+    ['null', null],
+    ['a number', 3],
+  ])('an unknown strategy (%s) is refused', (_what, strategy) => {
+    expectArgumentError(() => new Worker(noop, { strategy: bad<Strategy>(strategy) }), /strategy/);
+  });
+
+  it('a strategy whose create() returns no picker is refused at construction', () => {
+    expectArgumentError(
+      () => new Worker(noop, { strategy: bad<Strategy>({ name: 'Broken', create: () => ({}) }) }),
+      /Broken|pick/,
+    );
+  });
+
+  it.each([
+    ['a number', 42],
+    ['null', null],
+    ['an array', []],
+    ['true', true],
+  ])('a handler that is not a function (%s) is refused', (_what, handler) => {
+    expectArgumentError(() => new Worker(bad<() => void>(handler), {}), /handler/);
+  });
+
+  it('options passed after a non-function handler are refused', () => {
+    expectArgumentError(() => new Worker(bad<() => void>({}), { concurrency: 1 }), /handler/);
+  });
+
+  it.each([
+    ['autoRun', { autoRun: 'yes' }],
+    ['name', { name: '' }],
+    ['name', { name: 5 }],
+  ])('a bad %s is refused', (option, options) => {
+    expectArgumentError(() => new Worker(noop, bad<WorkerOptions>(options)), new RegExp(option));
+  });
+
+  it('an unknown option key is refused, by name', () => {
+    expectArgumentError(() => new Worker(noop, bad<WorkerOptions>({ concurency: 2 })), /concurency/);
+  });
+
+  it('options that are not an object are refused', () => {
+    expectArgumentError(() => new Worker(noop, bad<WorkerOptions>(5)), /option/);
+    expectArgumentError(() => new Worker(noop, bad<WorkerOptions>(null)), /option/);
+  });
+});
+
+describe('bind options', () => {
+  const binders = [
+    ['bindQueue', (worker: Worker, options: BindOptions) => worker.bindQueue(options)],
+    ['bindPriorityQueue', (worker: Worker, options: BindOptions) => worker.bindPriorityQueue(options)],
+    ['subscribe', (worker: Worker, options: BindOptions) => worker.subscribe(new Topic(), options)],
+  ] as const;
+
+  const cases: [string, unknown, RegExp][] = [
+    ['priority NaN', { priority: NaN }, /priority/],
+    ['priority Infinity', { priority: Infinity }, /priority/],
+    ['priority "1"', { priority: '1' }, /priority/],
+    ['weight 0', { weight: 0 }, /weight/],
+    ['weight -1', { weight: -1 }, /weight/],
+    ['weight 1.5', { weight: 1.5 }, /weight/],
+    ['weight "2"', { weight: '2' }, /weight/],
+    ['name ""', { name: '' }, /name/],
+    ['name 5', { name: 5 }, /name/],
+    ['capacity 0', { capacity: 0 }, /capacity/],
+    ['capacity -1', { capacity: -1 }, /capacity/],
+    ['capacity 1.5', { capacity: 1.5 }, /capacity/],
+    ['capacity "3"', { capacity: '3' }, /capacity/],
+    ['concurrency 0', { concurrency: 0 }, /concurrency/],
+    ['concurrency 2.5', { concurrency: 2.5 }, /concurrency/],
+    ['concurrency NaN', { concurrency: NaN }, /concurrency/],
+    ['rateLimit null', { rateLimit: null }, /rateLimit/],
+    ['rateLimit 5', { rateLimit: 5 }, /rateLimit/],
+    ['rateLimit without interval', { rateLimit: { limit: 1 } }, /rateLimit/],
+    ['rateLimit limit 0', { rateLimit: { limit: 0, interval: 100 } }, /rateLimit/],
+    ['rateLimit limit 1.5', { rateLimit: { limit: 1.5, interval: 100 } }, /rateLimit/],
+    ['rateLimit interval 0', { rateLimit: { limit: 1, interval: 0 } }, /rateLimit/],
+    ['rateLimit interval -5', { rateLimit: { limit: 1, interval: -5 } }, /rateLimit/],
+    ['rateLimit interval NaN', { rateLimit: { limit: 1, interval: NaN } }, /rateLimit/],
+    ['an unknown key', { prio: 1 }, /prio/],
+    ['options that are not an object', 7, /option/],
+  ];
+
+  for (const [call, bind] of binders) {
+    it.each(cases)(`${call}: %s is refused`, (_what, options, names) => {
+      const worker = new Worker(noop, { autoRun: false });
+      expectArgumentError(() => bind(worker, bad<BindOptions>(options)), names);
+    });
+  }
+
+  it('a duplicate source name is refused, across kinds of source', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    worker.bindQueue({ name: 'dup' });
+    expectArgumentError(() => worker.bindQueue({ name: 'dup' }), /name.*dup|dup.*name/);
+    expectArgumentError(() => worker.bindPriorityQueue({ name: 'dup' }), /dup/);
+    expectArgumentError(() => worker.subscribe(new Topic(), { name: 'dup' }), /dup/);
+  });
+
+  it('the same name in two workers is fine, and a refused bind does not take the name', () => {
+    const a = new Worker(noop, { autoRun: false });
+    const b = new Worker(noop, { autoRun: false });
+    a.bindQueue({ name: 'same' });
+    expect(b.bindQueue({ name: 'same' }).name).toBe('same');
+    expect(() => a.bindQueue({ name: 'fresh', weight: 0 })).toThrow();
+    expect(a.bindQueue({ name: 'fresh' }).name).toBe('fresh');
+  });
+
+  it('generated source names are unique within a worker, also next to given ones', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    worker.bindQueue({ name: 'queue-2' });
+    const names = [worker.bindQueue(), worker.bindQueue(), worker.bindPriorityQueue(), worker.subscribe(new Topic())].map(
+      (source) => source.name,
+    );
+    expect(new Set([...names, 'queue-2']).size).toBe(5);
+  });
+
+  it('subscribe() refuses something that is not a Topic', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    expectArgumentError(() => worker.subscribe(bad<Topic>({})), /topic|Topic/);
+    expectArgumentError(() => worker.subscribe(bad<Topic>(null)), /topic|Topic/);
+  });
+});
+
+describe('add options', () => {
+  const cases: [string, unknown, RegExp][] = [
+    ['delay -1', { delay: -1 }, /delay/],
+    ['delay NaN', { delay: NaN }, /delay/],
+    ['delay Infinity', { delay: Infinity }, /delay/],
+    ['delay "5"', { delay: '5' }, /delay/],
+    ['runAt an invalid Date', { runAt: new Date('not a date') }, /runAt/],
+    ['runAt a string', { runAt: '2030-01-01' }, /runAt/],
+    ['runAt NaN', { runAt: NaN }, /runAt/],
+    ['id 5', { id: 5 }, /id/],
+    ['signal {}', { signal: {} }, /signal/],
+    ['signal "abort"', { signal: 'abort' }, /signal/],
+    ['delay and runAt together', { delay: 5, runAt: Date.now() + 5 }, /delay[\s\S]*runAt|runAt[\s\S]*delay/],
+    ['options that are not an object', 5, /option/],
+  ];
+
+  it.each(cases)('queue.add: %s is refused and adds nothing', (_what, options, names) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const q = worker.bindQueue();
+    expectArgumentError(() => q.add(1, bad<AddOptions>(options)), names);
+    expect(q.length).toBe(0);
+    expect(worker.numPending).toBe(0);
+  });
+
+  it.each(cases)('queue.tryAdd throws too (it returns undefined only when full or closed): %s', (_what, options, names) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const q = worker.bindQueue();
+    expectArgumentError(() => q.tryAdd(1, bad<AddOptions>(options)), names);
+    expect(q.length).toBe(0);
+  });
+
+  it.each(cases)('priority-queue add: %s is refused', (_what, options, names) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    expectArgumentError(() => pq.add(1, 0, bad<AddOptions>(options)), names);
+    expect(pq.length).toBe(0);
+  });
+
+  it.each(cases)('addAll: %s is refused and adds none', (_what, options, names) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const q = worker.bindQueue();
+    expectArgumentError(() => q.addAll([1, 2, 3], bad<AddOptions>(options)), names);
+    expect(q.length).toBe(0);
+  });
+
+  it.each(cases)('topic.publish with subscribers: %s is refused and delivers to none', (_what, options, names) => {
+    const topic = new Topic<number>();
+    const worker = new Worker(noop, { autoRun: false });
+    const a = worker.subscribe(topic);
+    const b = worker.subscribe(topic);
+    expectArgumentError(() => topic.publish(1, bad<AddOptions>(options)), names);
+    expect([a.length, b.length]).toEqual([0, 0]);
+  });
+
+  it('an unknown key is refused by add, tryAdd, priority-queue add, addAll and publish', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    const q = worker.bindQueue();
+    const pq = worker.bindPriorityQueue();
+    const topic = new Topic<number>();
+    const sub = worker.subscribe(topic);
+    const typo = bad<AddOptions>({ dealy: 5000 });
+    expectArgumentError(() => q.add(1, typo), /dealy/);
+    expectArgumentError(() => q.tryAdd(1, typo), /dealy/);
+    expectArgumentError(() => pq.add(1, 0, typo), /dealy/);
+    expectArgumentError(() => q.addAll([1], typo), /dealy/);
+    expectArgumentError(() => topic.publish(1, typo), /dealy/);
+    expect([q.length, pq.length, sub.length]).toEqual([0, 0, 0]);
+  });
+
+  it('topic.publish checks its options even with no subscriber', () => {
+    const topic = new Topic<number>();
+    for (const [what, options, names] of cases) {
+      expect(() => topic.publish(1, bad<AddOptions>(options)), what).toThrow(names);
+    }
+  });
+
+  it('addAll refuses something that is not an array', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    expectArgumentError(() => worker.bindQueue().addAll(bad<number[]>('abc')), /addAll/);
+  });
+});
+
+describe('priority-queue priority', () => {
+  it.each([
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['"1"', '1'],
+    ['undefined', undefined],
+    ['null', null],
+  ])('add(data, %s) is refused', (_what, priority) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    expectArgumentError(() => pq.add('x', bad<number>(priority)), /priority/);
+    expectArgumentError(() => pq.tryAdd('x', bad<number>(priority)), /priority/);
+    expectArgumentError(() => pq.addAll([{ data: 'ok', priority: 1 }, { data: 'x', priority: bad<number>(priority) }]), /priority/);
+    expect(pq.length).toBe(0);
+  });
+});
+
+describe('setConcurrency', () => {
+  it.each([0, -1, 1.5, NaN, '2', undefined])('setConcurrency(%s) is refused and changes nothing', (value) => {
+    const worker = new Worker(noop, { concurrency: 3 });
+    expectArgumentError(() => worker.setConcurrency(bad<number>(value)), /concurrency/);
+    expect(worker.concurrency).toBe(3);
+  });
+});
+
+describe('setDefaultStrategy', () => {
+  it.each([
+    ['a string', 'RoundRobin'],
+    ['an empty object', {}],
+    ['null', null],
+    ['undefined', undefined],
+  ])('setDefaultStrategy(%s) is refused and changes nothing', (_what, value) => {
+    expectArgumentError(() => setDefaultStrategy(bad<Strategy>(value)), /strategy/i);
+    expect(new Worker(noop).strategy).toBe(Strategy.Priority);
+  });
+});
+
+describe('onSizeLessThan', () => {
+  it.each([NaN, '3', undefined])('onSizeLessThan(%s) throws synchronously', (n) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const q = worker.bindQueue();
+    expectArgumentError(() => q.onSizeLessThan(bad<number>(n)), /onSizeLessThan/);
+  });
+});
