@@ -127,6 +127,12 @@ export class JobExtras {
   id: string | undefined = undefined;
   /** The `transfer` add option (threads). */
   transfer: readonly TransferListItem[] | undefined = undefined;
+  /** When a sampled attempt started (`performance.now()`), 0 when not timed. */
+  startedAt = 0;
+  /** A redriven job waiting for this one's handler to settle before it joins its source. */
+  successor: JobRecord | undefined = undefined;
+  /** Set while this job waits for its predecessor's handler (see `Source.enqueueAfter`). */
+  held = false;
   /** The running attempt's timeout timer. */
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */
@@ -245,7 +251,11 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     if (state >= State.Succeeded) return false;
     this.cancelInPlace(reason);
     // Settled first, so the source sees a tombstone when it drops the job.
-    if (state !== State.Running) this.home.remove(this, state === State.Delayed);
+    if (this.ext?.held === true) {
+      this.ext.held = false; // never joined its source
+      this.home.dropHeld();
+    }
+    else if (state !== State.Running) this.home.remove(this, state === State.Delayed);
     this.home.host.jobCancelled(this);
     return true;
   }

@@ -1,4 +1,5 @@
 import * as check from './internal/validate.js';
+import type { WorkerStats } from './stats.js';
 import type { Worker, WorkerHealth } from './worker.js';
 
 /** What `registry.health()` returns: the worst status of the workers, and each one's health. */
@@ -7,6 +8,12 @@ export interface RegistryHealth {
   status: WorkerHealth['status'];
   /** Each worker's health, by name. */
   workers: Record<string, WorkerHealth>;
+}
+
+/** What `registry.stats()` returns. */
+export interface RegistryStats {
+  /** Each worker's stats, by name. */
+  workers: Record<string, WorkerStats>;
 }
 
 /** What `registry.shutdown()` resolves to. */
@@ -76,6 +83,13 @@ export class Registry {
       if (RANK[health.status] > RANK[status]) status = health.status;
     }
     return { status, workers };
+  }
+
+  /** Every worker's `stats()`, by name. */
+  stats(): RegistryStats {
+    const workers: Record<string, WorkerStats> = {};
+    for (const [name, worker] of this.#workers) workers[name] = worker.stats();
+    return { workers };
   }
 
   /**

@@ -104,5 +104,10 @@ export function backoffDelay(backoff: Backoff | undefined, attempt: number, erro
 export function mergeRetry(worker: RetryOptions | undefined, job: RetryOptions | undefined): RetryOptions | undefined {
   if (job === undefined) return worker;
   if (worker === undefined) return job;
-  return { ...worker, ...job };
+  // Field by field: a field the job leaves undefined keeps the worker's.
+  const merged: RetryOptions = { ...worker };
+  if (job.attempts !== undefined) merged.attempts = job.attempts;
+  if (job.backoff !== undefined) merged.backoff = job.backoff;
+  if (job.retryIf !== undefined) merged.retryIf = job.retryIf;
+  return merged;
 }

@@ -5,6 +5,7 @@ import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
+import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -51,8 +52,8 @@ export interface SourceHost {
   now(): number;
   /** Whether jobs run in worker threads (the `transfer` add option needs it). */
   readonly threads: boolean;
-  /** A job was added (due or delayed): the worker should look at the list soon. */
-  jobAdded(): void;
+  /** A job was added (due or delayed; `isNew` false for a retry): the worker should look at the list soon. */
+  jobAdded(isNew: boolean): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
 }
@@ -160,6 +161,10 @@ export abstract class Source<T = unknown, R = unknown> {
 
   #closed = false;
   #sizeWaiters: SizeWaiter[] | undefined = undefined;
+  /** Add times (`performance.now()`) of the sampled jobs still waiting, in add order. */
+  #samples: Map<JobRecord, number> | undefined = undefined;
+  #firstIntoEmpty: JobRecord | undefined = undefined;
+  #firstIntoEmptyAt = 0;
 
   /** @internal */
   constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -206,6 +211,7 @@ export abstract class Source<T = unknown, R = unknown> {
     this.core.waiting -= jobs.length + delayed.length;
     this.core.delayed -= delayed.length;
     this.timed = 0;
+    this.#samples = undefined;
     for (const job of delayed) jobs.push(job);
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) {
@@ -229,7 +235,7 @@ export abstract class Source<T = unknown, R = unknown> {
    * ```
    */
   onSizeLessThan(n: number): Promise<void> {
-    check.finiteNumber('onSizeLessThan(n)', n);
+    check.positiveInt('onSizeLessThan(n)', n);
     if (this.length < n) return Promise.resolve();
     return new Promise<void>((resolve) => (this.#sizeWaiters ??= []).push({ below: n, resolve }));
   }
@@ -269,6 +275,7 @@ export abstract class Source<T = unknown, R = unknown> {
     }
     this.core.waiting--;
     if (job.dueAt !== UNTIMED) this.timed--;
+    this.#samples?.delete(job);
     this.#lengthDropped();
     this.core.retireIfDrained(this as Source);
   }
@@ -289,14 +296,7 @@ export abstract class Source<T = unknown, R = unknown> {
       if (parsed.delay !== undefined) runAt = this.host.now() + parsed.delay;
       else runAt = parsed.runAt;
     }
-    // A job due on add normally needs no timestamp: it was added after every job it competes
-    // with, so add order alone places it. Only while this source holds jobs with real due times
-    // (delayed or promoted) must it carry the time it was added.
-    const now = runAt !== undefined || this.timed > 0 ? this.host.now() : UNTIMED;
-    const delayed = runAt !== undefined && runAt > now;
-    const dueAt = delayed ? (runAt as number) : now;
-    const job = new JobRecord<T, R>(this, data, priority, dueAt, delayed ? State.Delayed : State.Waiting);
-    const signal = parsed?.signal;
+    const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
     if (parsed !== undefined && parsed.needsExtras) {
       const ext = job.extras();
       ext.id = parsed.id;
@@ -304,23 +304,76 @@ export abstract class Source<T = unknown, R = unknown> {
       ext.retry = parsed.retry;
       ext.transfer = parsed.transfer;
     }
+    const signal = parsed?.signal;
     if (signal?.aborted) {
       job.cancelInPlace(signal.reason);
       this.host.jobCancelled(job);
       return job;
     }
+    this.#admit(job, runAt);
+    if (signal !== undefined) job.followSignal(signal);
+    return job;
+  }
+
+  /**
+   * @internal Like `enqueue`, but the job joins the source only once `blocker`'s handler has
+   * settled (see `admitHeld`): a redriven job whose last attempt is still running must not run
+   * beside it. Until then it is `'waiting'` and can be cancelled.
+   */
+  enqueueAfter(blocker: JobRecord, data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
+    const parsed = options === undefined ? undefined : parseAddOptions(options, this.host.threads);
+    const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
+    const ext = job.extras();
+    ext.id = parsed?.id;
+    ext.timeout = parsed?.timeout;
+    ext.retry = parsed?.retry;
+    ext.transfer = parsed?.transfer;
+    ext.held = true;
+    blocker.extras().successor = job;
+    this.core.waiting++; // pending all the same: numPending and waitUntilIdle count it
+    return job;
+  }
+
+  /** @internal A held job was cancelled before it joined. */
+  dropHeld(): void {
+    this.core.waiting--;
+  }
+
+  /** @internal Lets in a job held by `enqueueAfter`, unless it was cancelled meanwhile. */
+  admitHeld(job: JobRecord<T, R>): void {
+    const ext = job.extras();
+    if (!ext.held || job.state !== State.Waiting) return;
+    ext.held = false;
+    this.core.waiting--; // #admit counts it again
+    this.#admit(job, undefined);
+  }
+
+  /** Puts a new job in the due order (or the delayed heap) and tells the worker. */
+  #admit(job: JobRecord<T, R>, runAt: number | undefined): void {
+    // A job due on add normally needs no timestamp: it was added after every job it competes
+    // with, so add order alone places it. Only while this source holds jobs with real due times
+    // (delayed or promoted) must it carry the time it was added.
+    const now = runAt !== undefined || this.timed > 0 ? this.host.now() : UNTIMED;
+    const delayed = runAt !== undefined && runAt > now;
+    job.dueAt = delayed ? (runAt as number) : now;
     if (job.dueAt !== UNTIMED) this.timed++;
+    if (this.length === 0) {
+      // Timed whatever its number, so a stuck source always shows its oldest job's age.
+      this.#firstIntoEmpty = job;
+      this.#firstIntoEmptyAt = performance.now();
+    }
     this.core.waiting++;
     if (delayed) {
+      job.state = State.Delayed;
       this.delayed.push(job);
       this.core.delayed++;
     } else {
       this.due.pushFresh(job);
     }
-    if (signal !== undefined) job.followSignal(signal);
-    this.host.jobAdded();
-    return job;
+    this.#noteAdd(job);
+    this.host.jobAdded(true);
   }
+
 
   /**
    * @internal Puts a job whose attempt failed back as a delayed job due at `dueAt`, even at
@@ -334,7 +387,7 @@ export abstract class Source<T = unknown, R = unknown> {
     if (dueAt !== UNTIMED) this.timed++;
     this.core.waiting++;
     this.core.delayed++;
-    this.host.jobAdded();
+    this.host.jobAdded(false);
   }
 
   /** @internal Adds many jobs all or nothing. */
@@ -342,6 +395,49 @@ export abstract class Source<T = unknown, R = unknown> {
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
     return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, item.options)));
+  }
+
+  /** Remembers when a sampled job was added (see `SAMPLE_EVERY`). */
+  #noteAdd(job: JobRecord): void {
+    if ((job.seq & SAMPLE_MASK) === 0) (this.#samples ??= new Map()).set(job, performance.now());
+  }
+
+  /** @internal When a sampled job was added, forgetting it; `undefined` for an unsampled job. */
+  takeSample(job: JobRecord): number | undefined {
+    const samples = this.#samples;
+    if (samples === undefined) return undefined;
+    const at = samples.get(job);
+    if (at !== undefined) samples.delete(job);
+    return at;
+  }
+
+  /**
+   * @internal How long the oldest due job has waited, ms, as far as the timed jobs tell: the
+   * sampled ones, the first added to an empty source, and the next job if it carries a due time;
+   * failing those, the time since the source last left empty, an upper bound.
+   */
+  oldestDueAgeMs(perfNow: number, wallNow: number): number | null {
+    if (this.due.length === 0) return null;
+    let age = -1;
+    const ageOf = (job: JobRecord, addedAt: number): number =>
+      job.dueAt !== UNTIMED ? wallNow - job.dueAt : perfNow - addedAt;
+    const first = this.#firstIntoEmpty;
+    if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
+    const samples = this.#samples;
+    if (samples !== undefined) {
+      for (const [job, addedAt] of samples) {
+        if (job.state === State.Waiting) {
+          age = Math.max(age, ageOf(job, addedAt));
+          break;
+        }
+        if (job.state !== State.Delayed) samples.delete(job); // started or cancelled: forget it
+      }
+    }
+    const next = this.due.peek();
+    if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, wallNow - next.dueAt);
+    // No timed job among the waiting ones: they all came after the source last left empty.
+    if (age < 0) age = perfNow - this.#firstIntoEmptyAt;
+    return Math.round(age * 1000) / 1000;
   }
 
   #lengthDropped(): void {

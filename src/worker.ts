@@ -9,9 +9,10 @@ import { InvalidStateError, InvariantError, TimeoutError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
-import { State, type Job, type JobHandle, type JobRecord } from './job.js';
+import { State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
 import { isThreadCrash, ThreadPool, type ThreadPoolOptions } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
+import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
 import { Queue } from './queue.js';
 import { backoffDelay, checkRetryOptions, mergeRetry, type RetryOptions } from './retry.js';
 import { checkTimeout, type AddOptions } from './add-options.js';
@@ -125,6 +126,7 @@ function handlerModule(handler: URL | string): string {
 
 /** What `redrive` needs to put a dead letter back. */
 interface Origin {
+  job: JobRecord;
   source: Source;
   priority: number;
   timeout: number | undefined;
@@ -193,6 +195,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   readonly #retry: RetryOptions | undefined;
   readonly #timeout: number | undefined;
   readonly #deadLetters: DeadLetterStore<T>;
+  readonly #metrics = new Metrics();
   /** The thread pool of a threads worker. */
   readonly #threads: ThreadPool | undefined = undefined;
   /** When recent thread crashes happened (epoch ms), for `degraded`. */
@@ -299,7 +302,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     this.#host = {
       now: () => Date.now(),
       threads: threadModule !== undefined,
-      jobAdded: () => this.#jobAdded(),
+      jobAdded: (isNew) => this.#jobAdded(isNew),
       jobCancelled: (job) => this.#jobCancelled(job),
     };
     this.#slotDone = (slot, ok, value) => {
@@ -380,6 +383,50 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   }
 
   /**
+   * Counters, per-source numbers and timing percentiles. Cheap enough to poll.
+   *
+   * @example
+   * ```ts
+   * setInterval(() => {
+   *   const s = worker.stats();
+   *   console.log(`${s.counters.succeeded} done, ${s.waiting} waiting, p99 wait ${s.waitTime.p99} ms`);
+   * }, 5000).unref();
+   * ```
+   */
+  stats(): WorkerStats {
+    const perfNow = performance.now();
+    const wallNow = Date.now();
+    const core = this.#core;
+    const sources: Record<string, SourceStats> = {};
+    let oldest: number | null = null;
+    for (const source of core.list) {
+      const age = source.oldestDueAgeMs(perfNow, wallNow);
+      if (age !== null && (oldest === null || age > oldest)) oldest = age;
+      sources[source.name] = {
+        waiting: source.length,
+        due: source.due.length,
+        delayed: source.delayed.length,
+        running: source.running,
+        oldestDueAgeMs: age,
+      };
+    }
+    return {
+      name: this.name,
+      status: this.status,
+      concurrency: core.concurrency,
+      running: core.inFlight,
+      waiting: core.waiting,
+      delayed: core.delayed,
+      counters: { ...this.#metrics.counters },
+      oldestDueAgeMs: oldest,
+      sources,
+      waitTime: this.#metrics.waitTime(),
+      runTime: this.#metrics.runTime(),
+      sampleEvery: SAMPLE_EVERY,
+    };
+  }
+
+  /**
    * Takes a dead letter out of `deadLetters` and adds its job to its source again, with attempts
    * counted from 1 and the job's own `timeout` / `retry` options. Throws like `add` when the
    * source is full or closed (the entry then stays), and a `TypeError` for an entry that is not
@@ -400,7 +447,12 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     const options: AddOptions = { id: entry.id };
     if (origin.timeout !== undefined) options.timeout = origin.timeout;
     if (origin.retry !== undefined) options.retry = origin.retry;
-    const handle = (origin.source as Source<T, R>).enqueue(entry.data, origin.priority, options);
+    const source = origin.source as Source<T, R>;
+    // Its last attempt may have timed out with the handler still running: then it joins the
+    // source only once that handler settles, so the job never has two attempts in flight.
+    const handle = origin.job.inFlight
+      ? source.enqueueAfter(origin.job, entry.data, origin.priority, options)
+      : source.enqueue(entry.data, origin.priority, options);
     this.#deadLetters.remove(entry);
     return handle;
   }
@@ -588,12 +640,14 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     return name;
   }
 
-  #jobAdded(): void {
+  #jobAdded(isNew: boolean): void {
+    if (isNew) this.#metrics.counters.added++;
     this.#busy = true;
     if (this.#phase === Phase.Started) this.#schedulePump();
   }
 
   #jobCancelled(job: JobRecord): void {
+    this.#metrics.counters.cancelled++;
     // The wake-up timer may have been armed for this very job: drop it if nothing else needs it,
     // so an idle worker keeps no timer (and the process can exit).
     if (this.#timer !== undefined && this.#core.wakeAt() === Infinity) this.#disarmTimer();
@@ -639,6 +693,8 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   }
 
   #run(job: JobRecord): void {
+    this.#metrics.counters.started++;
+    if ((job.seq & SAMPLE_MASK) === 0) this.#startSample(job);
     const timeout = job.ext?.timeout ?? this.#timeout;
     if (timeout !== undefined) job.extras().timer = setTimeout(this.#onJobTimeout, timeout, job);
     this.#emit1('active', job as unknown as TrackedJob<T, R>);
@@ -667,9 +723,25 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     return slot;
   }
 
+  /** Times a sampled job's wait (first attempt) and marks the start of its run. */
+  #startSample(job: JobRecord): void {
+    const now = performance.now();
+    const addedAt = job.home.takeSample(job);
+    if (addedAt !== undefined) {
+      // Waiting starts when the job is due: at add, or at its due time for a delayed job.
+      const dueFor = job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, Date.now() - job.dueAt);
+      this.#metrics.recordWait(Math.max(0, dueFor));
+    }
+    job.extras().startedAt = now;
+  }
+
   /** A handler settled: decide the job's fate, free its slot, then tell the listeners. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
     const ext = job.ext;
+    if (ext !== undefined && ext.startedAt !== 0) {
+      this.#metrics.recordRun(performance.now() - ext.startedAt);
+      ext.startedAt = 0;
+    }
     if (ext?.timer !== undefined) {
       clearTimeout(ext.timer);
       ext.timer = undefined;
@@ -702,11 +774,17 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     } catch (invariantError) {
       this.#halt(invariantError);
     }
+    if (ext?.successor !== undefined) {
+      job.home.admitHeld(ext.successor);
+      ext.successor = undefined;
+    }
     switch (outcome) {
       case Outcome.Completed:
+        this.#metrics.counters.succeeded++;
         this.#emit2('completed', job, value);
         break;
       case Outcome.Retrying:
+        this.#metrics.counters.retried++;
         this.#emit3('retrying', job, error, delay);
         break;
       case Outcome.Failed:
@@ -756,6 +834,7 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   #failForGood(job: JobRecord, error: unknown): void {
     job.settle(State.Failed, error);
     const origin: Origin = {
+      job,
       source: job.home,
       priority: job.priority,
       timeout: job.ext?.timeout,
@@ -768,8 +847,13 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   }
 
   #emitFailed(job: JobRecord, error: unknown): void {
+    const counters = this.#metrics.counters;
+    counters.failed++;
     this.#emit2('failed', job, error);
-    if (this.#deadLetters.keeps) this.#emit2('dead', job, error);
+    if (this.#deadLetters.keeps) {
+      counters.dead++;
+      this.#emit2('dead', job, error);
+    }
   }
 
   /** An attempt ran past its timeout: abort its signal and fail it now; the slot stays taken. */

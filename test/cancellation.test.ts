@@ -147,6 +147,17 @@ describe('a waiting job', () => {
     expect((error as CancelledError).reason).toBe('user left');
   });
 
+  it('a signal aborted without a reason cancels with the signal\'s own AbortError as the reason', async () => {
+    const worker = makeWorker({ autoRun: false });
+    const controller = new AbortController();
+    const handle = worker.bindQueue().add('a', { signal: controller.signal });
+    controller.abort();
+    const error = await rejection(handle);
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).reason).toBe(controller.signal.reason);
+    expect((error as CancelledError).reason).toMatchObject({ name: 'AbortError' });
+  });
+
   it('an already-aborted signal still returns a handle, already cancelled, and nothing is queued', async () => {
     const worker = makeWorker();
     const queue = worker.bindQueue();
@@ -357,6 +368,21 @@ describe('a job waiting for a retry', () => {
     expect(handle.attempts).toBe(1);
     expect(events).toEqual(['retrying a', 'cancelled a']);
     expect(worker.deadLetters).toEqual([]);
+  });
+
+  it('can be cancelled from the `retrying` listener: no further attempt', async () => {
+    const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 100 } } });
+    const events = recordEvents(worker);
+    worker.on('retrying', (job) => job.cancel('seen enough'));
+    const handle = worker.bindQueue().add('a');
+    await flushMicrotasks();
+    runOf('a').finish.reject(new Error('boom'));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(handle.status).toBe('cancelled');
+    expect(runs).toHaveLength(1);
+    expect(events).toEqual(['retrying a', 'cancelled a']);
+    expect(worker.numPending).toBe(0);
+    expect(worker.status).toBe('idle');
   });
 
   it('is cancelled by its add signal while it waits for the retry', async () => {

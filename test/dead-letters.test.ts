@@ -151,12 +151,16 @@ describe('deadLetterLimit', () => {
   it('0 keeps none, and jobs still fail', async () => {
     const worker = makeWorker({ deadLetterLimit: 0 });
     const failed = vi.fn();
+    const dead = vi.fn();
     worker.on('failed', failed);
+    worker.on('dead', dead);
     const handle = worker.bindQueue().add({ name: 'a', fails: 1 });
     await settle();
     expect(handle.status).toBe('failed');
     expect(failed).toHaveBeenCalledTimes(1);
     expect(worker.deadLetters).toEqual([]);
+    // Nothing was dead-lettered, so nothing says it was.
+    expect(dead).not.toHaveBeenCalled();
   });
 
   it('defaults to 1000', async () => {
@@ -365,5 +369,36 @@ describe('redrive(entry)', () => {
       expect(() => worker.redrive(entry)).toThrow(QueueClosedError);
       expect(worker.deadLetters).toEqual([entry]);
     });
+  });
+});
+
+describe('redrive and a handler still running', () => {
+  it('a timed-out job redriven before its handler returned never has two attempts in flight', async () => {
+    // The last attempt fails at its timeout and is dead-lettered at once, while the handler that
+    // ignores its signal still runs. Redriving it then must not run the job a second time in
+    // parallel with that handler (SPEC 6: a job never has two attempts in flight).
+    let running = 0;
+    let maxRunning = 0;
+    const worker = new Worker<string, string>(
+      (job) => {
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        return new Promise<string>((resolve) =>
+          setTimeout(() => {
+            running--;
+            resolve(job.data);
+          }, job.attempt === 1 && job.data === 'slow' ? 1000 : 10),
+        );
+      },
+      { timeout: 100, concurrency: 2 },
+    );
+    const queue = worker.bindQueue();
+    queue.add('slow', { id: 'slow-job' });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(worker.deadLetters.map((entry) => entry.id)).toEqual(['slow-job']);
+    expect(running).toBe(1);
+    worker.redrive(worker.deadLetters[0] as DeadLetter<string>);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(maxRunning).toBe(1);
   });
 });

@@ -53,6 +53,7 @@ type Op =
       askResult: boolean;
     }
   | { kind: 'cancel'; target: number; viaSignal: boolean }
+  | { kind: 'redrive'; target: number }
   | { kind: 'pause' }
   | { kind: 'resume' }
   | { kind: 'stop' }
@@ -88,6 +89,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), target: fc.nat(), viaSignal: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('redrive' as const), target: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'pause' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'resume' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'stop' as const }) },
@@ -122,6 +124,12 @@ interface Tracked {
   controller: AbortController | undefined;
   /** Epoch ms before which the first attempt must not start. */
   dueAt: number;
+  /** When the next attempt is due, as far as the model knows (the first: `dueAt`; a retry: settle time + backoff). */
+  nextDueAt: number;
+  /** Index of its queue. */
+  queue: number;
+  /** A redriven copy made while this job's timed-out handler still ran: it is due once that handler settles. */
+  successor: Tracked | undefined;
   /** Attempts the job may make. */
   allowed: number;
   /** Whether a cancel (handle or signal) took effect on it. */
@@ -184,13 +192,32 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
   const problems: string[] = [];
   const problem = (message: string): void => void problems.push(`${message} (at ${Date.now() - t0} ms)`);
   const t0 = Date.now();
-  const jobs = new Map<number, Tracked>();
+  // By handle: the object the handler and the events get is the handle `add` returned (a
+  // redriven job keeps its id and data, so neither tells the two handles apart).
+  const jobs = new Map<object, Tracked>();
   const order: Tracked[] = [];
   let phase: Phase = config.autoRun ? 'started' : 'initiated';
   let handlersInFlight = 0;
   let nextKey = 1;
   const stops: Array<{ done: boolean }> = [];
   const backoff = config.retry?.delay ?? 0;
+  let redrives = 0;
+
+  /** Starts tracking a handle: its settled() callbacks and, if asked, its result. */
+  const follow = (tracked: Tracked, askResult: boolean): void => {
+    jobs.set(tracked.handle, tracked);
+    order.push(tracked);
+    void tracked.handle.settled().then(() => {
+      tracked.settledCalls++;
+      tracked.statusAtSettled = tracked.handle.status;
+    });
+    if (askResult) {
+      tracked.handle.result().then(
+        (value) => (tracked.result = { ok: true, value }),
+        (error: unknown) => (tracked.result = { ok: false, error }),
+      );
+    }
+  };
 
   const retry: RetryOptions | undefined =
     config.retry === undefined ? undefined : { attempts: config.retry.attempts, backoff: { type: 'fixed', delay: config.retry.delay } };
@@ -198,7 +225,11 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
   let worker!: Worker<JobData, string>;
 
   const handler = (job: Job<JobData>): string | Promise<string> => {
-    const tracked = jobs.get(job.data.key) as Tracked;
+    const tracked = jobs.get(job) as Tracked;
+    if (tracked === undefined) {
+      problem(`the handler got a job object that is not a handle add() returned`);
+      throw new Error('unknown job');
+    }
     // Checks at the start of every attempt.
     if (phase !== 'started') problem(`job ${tracked.key} started while the worker was ${phase}`);
     if (worker.numProcessing > worker.concurrency) {
@@ -209,6 +240,15 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
     if (tracked.handle.status !== 'running') problem(`job ${tracked.key} started with status ${tracked.handle.status}`);
     if (tracked.cancelled) problem(`job ${tracked.key} started after it was cancelled`);
     if (job.attempt === 1 && Date.now() < tracked.dueAt) problem(`job ${tracked.key} started before it was due`);
+    // FIFO by due time within a queue: no job of the same queue that came due strictly earlier
+    // may still be waiting when this one starts.
+    for (const other of order) {
+      if (other === tracked || other.queue !== tracked.queue) continue;
+      const status = other.handle.status;
+      if ((status === 'waiting' || status === 'delayed') && other.nextDueAt < tracked.nextDueAt && other.nextDueAt <= Date.now()) {
+        problem(`job ${tracked.key} (due ${tracked.nextDueAt - t0}) started before job ${other.key} of its queue (due ${other.nextDueAt - t0})`);
+      }
+    }
     if (job.attempt > 1 && Date.now() < tracked.lastSettledAt + backoff) {
       problem(`job ${tracked.key} attempt ${job.attempt} started before its backoff was over`);
     }
@@ -222,6 +262,11 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
     const end = (): void => {
       tracked.inFlight = false;
       tracked.lastSettledAt = Date.now();
+      tracked.nextDueAt = Date.now() + backoff;
+      if (tracked.successor !== undefined) {
+        tracked.successor.nextDueAt = Date.now();
+        tracked.successor = undefined;
+      }
       handlersInFlight--;
     };
     switch (behaviour) {
@@ -271,7 +316,7 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
   const queues: Queue<JobData, string>[] = [];
   for (let i = 0; i < config.queues; i++) queues.push(worker.bindQueue({ weight: i + 1 }));
 
-  const byJob = (job: { data: JobData }): Tracked => jobs.get(job.data.key) as Tracked;
+  const byJob = (job: object): Tracked => jobs.get(job) as Tracked;
   worker.on('completed', (job) => void byJob(job).events.completed++);
   worker.on('failed', (job) => void byJob(job).events.failed++);
   worker.on('dead', (job) => void byJob(job).events.dead++);
@@ -322,6 +367,9 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
           handle: undefined as unknown as JobHandle<string>,
           controller,
           dueAt: Date.now() + (op.delay ?? 0),
+          nextDueAt: Date.now() + (op.delay ?? 0),
+          queue: op.queue % queues.length,
+          successor: undefined,
           allowed: op.attempts ?? config.retry?.attempts ?? 1,
           cancelled: false,
           attemptsSeen: 0,
@@ -332,23 +380,47 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
           events: { completed: 0, failed: 0, dead: 0, cancelled: 0, retrying: 0 },
           result: undefined,
         };
-        jobs.set(key, tracked);
-        order.push(tracked);
         tracked.handle = queue.add(data, {
           ...(op.delay === undefined ? {} : { delay: op.delay }),
           ...(op.attempts === undefined ? {} : { retry: { attempts: op.attempts } }),
           ...(controller === undefined ? {} : { signal: controller.signal }),
         });
-        void tracked.handle.settled().then(() => {
-          tracked.settledCalls++;
-          tracked.statusAtSettled = tracked.handle.status;
-        });
-        if (op.askResult) {
-          tracked.handle.result().then(
-            (value) => (tracked.result = { ok: true, value }),
-            (error: unknown) => (tracked.result = { ok: false, error }),
-          );
+        follow(tracked, op.askResult);
+        break;
+      }
+      case 'redrive': {
+        const entries = worker.deadLetters;
+        if (entries.length === 0) break;
+        const entry = entries[op.target % entries.length] as (typeof entries)[number];
+        const original = order.find((job) => job.data === entry.data) as Tracked;
+        const tracked: Tracked = {
+          ...original,
+          key: nextKey++,
+          handle: undefined as unknown as JobHandle<string>,
+          controller: undefined,
+          dueAt: Date.now(),
+          nextDueAt: Date.now(),
+          cancelled: false,
+          attemptsSeen: 0,
+          inFlight: false,
+          lastSettledAt: 0,
+          settledCalls: 0,
+          statusAtSettled: undefined,
+          events: { completed: 0, failed: 0, dead: 0, cancelled: 0, retrying: 0 },
+          result: undefined,
+        };
+        // SPEC 6: a job never has two attempts in flight, so a job whose last attempt timed out
+        // with its handler still running may start again only once that handler has settled.
+        const previous = [...order].reverse().find((job) => job.data === entry.data) as Tracked;
+        if (previous.inFlight) {
+          tracked.nextDueAt = Number.POSITIVE_INFINITY;
+          previous.successor = tracked;
         }
+        tracked.handle = worker.redrive(entry);
+        redrives++;
+        if (worker.deadLetters.includes(entry)) problem(`redrive left its entry in deadLetters`);
+        if (tracked.handle.status !== 'waiting') problem(`a redriven job is ${tracked.handle.status}`);
+        follow(tracked, true);
         break;
       }
       case 'cancel': {
@@ -391,6 +463,9 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
         break;
     }
     await flushMicrotasks();
+    // A chain of quick async jobs may still be running on microtasks: let it finish. (A slot
+    // freed a few microtasks after its handler settled is fine; one never freed is not.)
+    for (let round = 0; round < 5_000 && worker.numProcessing !== handlersInFlight; round++) await Promise.resolve();
     checkState(`after step ${step} (${op.kind})`);
     if (problems.length > 0) break;
   }
@@ -447,7 +522,7 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
       if (job.events.retrying !== job.handle.attempts - 1) problem(`${label}: ${job.events.retrying} retrying events for ${job.handle.attempts} attempts`);
       if (status === 'succeeded') {
         if (job.events.completed !== 1 || job.events.dead !== 0) problem(`${label}: events ${JSON.stringify(job.events)}`);
-        if (job.result !== undefined && !(job.result.ok && job.result.value === `${job.key}:${job.handle.attempts}`)) {
+        if (job.result !== undefined && !(job.result.ok && job.result.value === `${job.data.key}:${job.handle.attempts}`)) {
           problem(`${label}: result() gave ${JSON.stringify(job.result)}`);
         }
       } else if (status === 'failed') {
@@ -466,14 +541,11 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
     if (succeeded + failed + cancelled !== order.length) {
       problem(`succeeded ${succeeded} + failed ${failed} + cancelled ${cancelled} != added ${order.length}`);
     }
-    if (worker.deadLetters.length !== failed) problem(`${worker.deadLetters.length} dead letters for ${failed} failed jobs`);
+    if (worker.deadLetters.length !== failed - redrives) {
+      problem(`${worker.deadLetters.length} dead letters for ${failed} failed jobs, ${redrives} of them redriven`);
+    }
   }
 
-  const g = globalThis as unknown as { __stats?: Record<string, number> };
-  const st = (g.__stats ??= {});
-  st.runs = (st.runs ?? 0) + 1; st.ops = (st.ops ?? 0) + ops.length; st.jobs = (st.jobs ?? 0) + order.length;
-  for (const job of order) { st[job.handle.status] = (st[job.handle.status] ?? 0) + 1; st.attempts = (st.attempts ?? 0) + job.attemptsSeen; if (job.attemptsSeen>1) st.retried=(st.retried??0)+1; }
-  st.elapsed = (st.elapsed ?? 0) + (Date.now() - t0);
   if (problems.length > 0) throw new Error(problems.slice(0, 5).join('\n'));
 }
 
@@ -506,8 +578,8 @@ afterEach(() => {
 describe('random operation sequences agree with the model', () => {
   it('every job settles once, slots and attempts stay within bounds, and the counts add up', async () => {
     const { seed, path } = replayParameters();
-    const numRuns = path !== undefined ? 1 : Number(process.env.QMUX_FC_RUNS ?? 300);
-    const property = fc.asyncProperty(configArb, fc.array(opArb, { minLength: 1, maxLength: 40 }), async (config, ops) => {
+    const numRuns = path !== undefined ? 1 : Number(process.env.QMUX_FC_RUNS ?? 1000);
+    const property = fc.asyncProperty(configArb, fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), async (config, ops) => {
       await runScenario(config, ops);
       // A stray rejection would be reported on the real event loop; let it through before judging.
       await new Promise<void>((resolve) => queueMicrotask(resolve));
@@ -521,7 +593,6 @@ describe('random operation sequences agree with the model', () => {
       console.error(message);
       throw new Error(message);
     }
-    console.log(JSON.stringify((globalThis as any).__stats));
-    expect(details.numRuns).toBe(numRuns);
+    if (path === undefined) expect(details.numRuns).toBe(numRuns);
   }, 120_000);
 });

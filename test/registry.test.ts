@@ -141,7 +141,7 @@ describe('health()', () => {
     expect(health.workers['also-fine']?.status).toBe('healthy');
   });
 
-  it('follows the workers: healthy again once the halted one recovers', async () => {
+  it('follows the workers: healthy again once the halted one is stopped', async () => {
     const registry = new Registry();
     const broken = haltedWorker('broken');
     registry.add(broken);

@@ -654,3 +654,47 @@ describe('events', () => {
     expect(startsOf('async')).toHaveLength(2);
   });
 });
+
+describe('retry hooks and options', () => {
+  it('a per-job field left undefined does not override the worker\'s', async () => {
+    const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 100 } } });
+    const fromConfig: { attempts?: number } = {};
+    worker.bindQueue().add({ name: 'a', always: true }, { retry: { attempts: fromConfig.attempts, backoff: { type: 'fixed', delay: 10 } } });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(startsOf('a').map((s) => s.at)).toEqual([0, 10, 20]);
+  });
+
+  it('a retryIf that throws fails the job for good and is reported on `error`', async () => {
+    const hookError = new Error('retryIf blew up');
+    const worker = makeWorker({
+      retry: {
+        attempts: 3,
+        retryIf: () => {
+          throw hookError;
+        },
+      },
+    });
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    const handle = worker.bindQueue().add({ name: 'a', always: true });
+    const outcome = handle.result().catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(errors).toEqual([hookError]);
+    expect(startsOf('a')).toHaveLength(1);
+    expect(await outcome).toBeInstanceOf(AttemptError);
+  });
+
+  it.each([
+    ['attempts 0', { attempts: 0 }],
+    ['attempts 1.5', { attempts: 1.5 }],
+    ['an unknown backoff type', { backoff: { type: 'linear', delay: 10 } }],
+    ['a negative delay', { backoff: { type: 'fixed', delay: -1 } }],
+    ['jitter above 1', { backoff: { type: 'fixed', delay: 10, jitter: 2 } }],
+    ['a retryIf that is not a function', { retryIf: true }],
+  ])('a retry option with %s is refused where it is given, naming it', (_label, retry) => {
+    expect(() => makeWorker({ retry: retry as RetryOptions })).toThrow(/retry/);
+    const queue = makeWorker({ autoRun: false }).bindQueue();
+    expect(() => queue.add({ name: 'a' }, { retry: retry as RetryOptions })).toThrow(/retry/);
+    expect(queue.length).toBe(0);
+  });
+});

@@ -18,6 +18,8 @@ export interface DueJobs {
   pushPromoted(job: JobRecord): void;
   /** Removes and returns the next live job, or `undefined`. */
   shift(): JobRecord | undefined;
+  /** The next live job without removing it, or `undefined`. */
+  peek(): JobRecord | undefined;
   /** Notes that a job held here was cancelled. */
   markRemoved(): void;
   /** Every live job, in no particular order, and empties the container. */
@@ -84,6 +86,23 @@ export class FifoDueJobs implements DueJobs {
     }
   }
 
+  peek(): JobRecord | undefined {
+    if (this.#live === 0) return undefined;
+    this.#dropDeadHeads();
+    const fresh = this.#fresh.peek();
+    const promoted = this.#promoted.peek();
+    return promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
+  }
+
+  #dropDeadHeads(): void {
+    for (const queue of [this.#fresh, this.#promoted]) {
+      while (queue.peek()?.state === State.Cancelled) {
+        queue.shift();
+        this.#dead--;
+      }
+    }
+  }
+
   markRemoved(): void {
     this.#live--;
     if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
@@ -139,6 +158,15 @@ export class PriorityDueJobs implements DueJobs {
       }
       this.#dead--;
     }
+  }
+
+  peek(): JobRecord | undefined {
+    if (this.#live === 0) return undefined;
+    while (this.#heap.peek()?.state === State.Cancelled) {
+      this.#heap.pop();
+      this.#dead--;
+    }
+    return this.#heap.peek();
   }
 
   markRemoved(): void {

@@ -1,0 +1,138 @@
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+
+/**
+ * Timings are measured on one job in this many (by add order), so that measuring costs next
+ * to nothing on the hot path; percentiles over a sample this size are as good as over all.
+ */
+export const SAMPLE_EVERY = 8;
+/** @internal `(seq & SAMPLE_MASK) === 0` picks the sampled jobs. */
+export const SAMPLE_MASK = SAMPLE_EVERY - 1;
+
+/** Percentiles of a timing, in ms, over the sampled jobs. */
+export interface TimingStats {
+  /** Sampled jobs measured. */
+  count: number;
+  /** Mean, ms (0 when nothing was measured). */
+  mean: number;
+  /** Median, ms. */
+  p50: number;
+  /** 90th percentile, ms. */
+  p90: number;
+  /** 99th percentile, ms. */
+  p99: number;
+  /** Largest, ms. */
+  max: number;
+}
+
+/** Counters since the worker was created. */
+export interface WorkerCounters {
+  /** Jobs added (retries are not new jobs). */
+  added: number;
+  /** Attempts started. */
+  started: number;
+  /** Jobs that succeeded. */
+  succeeded: number;
+  /** Jobs that failed for good. */
+  failed: number;
+  /** Failed attempts that were retried. */
+  retried: number;
+  /** Jobs kept as dead letters. */
+  dead: number;
+  /** Jobs cancelled (handle, signal, purge, shutdown). */
+  cancelled: number;
+}
+
+/** One source's numbers. */
+export interface SourceStats {
+  /** Jobs waiting, due or delayed (`queue.length`). */
+  waiting: number;
+  /** Waiting jobs that are due. */
+  due: number;
+  /** Waiting jobs that are not due yet. */
+  delayed: number;
+  /** Its jobs running now. */
+  running: number;
+  /**
+   * How long its oldest due job has been waiting, ms, or `null` when none is due. Measured on
+   * the sampled jobs and on the first job added to an empty source, so a stuck queue always shows.
+   */
+  oldestDueAgeMs: number | null;
+}
+
+/**
+ * What `worker.stats()` returns.
+ *
+ * @example
+ * ```ts
+ * const { counters, waitTime, sources } = worker.stats();
+ * console.log(counters.succeeded, waitTime.p99, sources.emails.oldestDueAgeMs);
+ * ```
+ */
+export interface WorkerStats {
+  /** The worker's name. */
+  name: string;
+  /** Its status. */
+  status: string;
+  /** Its concurrency. */
+  concurrency: number;
+  /** Slots in use. */
+  running: number;
+  /** Jobs waiting in every source, due or delayed. */
+  waiting: number;
+  /** Of those, not due yet. */
+  delayed: number;
+  /** Counters since creation. */
+  counters: WorkerCounters;
+  /** The largest `oldestDueAgeMs` of its sources, or `null`. */
+  oldestDueAgeMs: number | null;
+  /** Per source, by name. */
+  sources: Record<string, SourceStats>;
+  /** From add (or becoming due) to start, first attempts only, over the sampled jobs. */
+  waitTime: TimingStats;
+  /** From start to the handler settling, over the sampled jobs. */
+  runTime: TimingStats;
+  /** One job in this many is timed. */
+  sampleEvery: number;
+}
+
+/** Counters and the two timing histograms of one worker. @internal */
+export class Metrics {
+  readonly counters: WorkerCounters = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+  readonly #wait: RecordableHistogram = createHistogram();
+  readonly #run: RecordableHistogram = createHistogram();
+
+  recordWait(ms: number): void {
+    this.#wait.record(toMicros(ms));
+  }
+
+  recordRun(ms: number): void {
+    this.#run.record(toMicros(ms));
+  }
+
+  waitTime(): TimingStats {
+    return summarise(this.#wait);
+  }
+
+  runTime(): TimingStats {
+    return summarise(this.#run);
+  }
+}
+
+/** Histograms take integers >= 1: we record microseconds. */
+function toMicros(ms: number): number {
+  return Math.max(1, Math.round(ms * 1000));
+}
+
+function summarise(histogram: RecordableHistogram): TimingStats {
+  const count = histogram.count;
+  if (count === 0) return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 };
+  const ms = (micros: number): number => Math.round(micros) / 1000;
+  return {
+    count,
+    mean: ms(histogram.mean),
+    p50: ms(histogram.percentile(50)),
+    p90: ms(histogram.percentile(90)),
+    p99: ms(histogram.percentile(99)),
+    max: ms(histogram.max),
+  };
+}

@@ -1,0 +1,649 @@
+/**
+ * Thread-pool mode (SPEC 2, 5, 6, 7) with REAL worker threads. Threads load the compiled entry
+ * point, so these tests import the BUILT library (npm test builds dist first). Handlers are the
+ * plain .mjs modules in fixtures/threads/. Time bounds are generous: a loaded 2-core machine can
+ * take a while to start a thread or a node process, and nothing here asserts a tight duration.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Registry, Strategy, ThreadExitError, TimeoutError, Topic, Worker } from '../dist/index.js';
+
+const BUILT = new URL('../dist/index.js', import.meta.url);
+const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
+const ECHO = fixture('echo.mjs');
+const SLOW = fixture('slow.mjs');
+const BYTES = fixture('bytes.mjs');
+const HANG = fixture('hang.mjs');
+const CRASH = fixture('crash.mjs');
+const FLAKY = fixture('flaky.mjs');
+const HOST = fixture('host.mjs');
+const NO_DEFAULT = fixture('no-default.mjs');
+const UNCLONEABLE = fixture('uncloneable.mjs');
+
+/** Generous bound for a child process to end by itself. */
+const EXIT_BOUND_MS = 30_000;
+
+interface Echoed<T = unknown> {
+  data: T;
+  ctx: { id: string; attempt: number; source: string };
+  isMainThread: boolean;
+  threadId: number;
+}
+
+/** Every worker a test makes is stopped afterwards, so no thread outlives its test. */
+const made: Array<{ stop(): Promise<void> }> = [];
+function track<W extends { stop(): Promise<void> }>(worker: W): W {
+  made.push(worker);
+  return worker;
+}
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((worker) => worker.stop()));
+});
+
+/** Whether `promise` settles within `ms` (without asserting how fast). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The rejection of `promise` (fails if it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<Error & { code?: unknown; exitCode?: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error & { code?: unknown; exitCode?: unknown };
+  }
+  throw new Error('expected the promise to reject');
+}
+
+beforeAll(() => {
+  if (!existsSync(BUILT)) throw new Error(`${fileURLToPath(BUILT)} is missing: run \`npm run build\` first (npm test does)`);
+});
+
+describe('threads worker: construction', () => {
+  it('runs the default export (data, ctx) of a module given as a URL, in a worker thread', async () => {
+    const worker = track(new Worker<{ n: number }, Echoed<{ n: number }>>(ECHO, { concurrency: 1 }));
+    const q = worker.bindQueue({ name: 'inbox' });
+    const out = await q.add({ n: 7 }, { id: 'job-7' }).result();
+    expect(out.data).toEqual({ n: 7 });
+    expect(out.ctx).toEqual({ id: 'job-7', attempt: 1, source: 'inbox' });
+    expect(out.isMainThread).toBe(false);
+  });
+
+  it('runs a module given as a file path string, with an explicit pool: "threads"', async () => {
+    const worker = track(new Worker<string, Echoed<string>>(fileURLToPath(ECHO), { pool: 'threads', concurrency: 1 }));
+    const q = worker.bindQueue();
+    const out = await q.add('hello').result();
+    expect(out.data).toBe('hello');
+    expect(out.ctx.attempt).toBe(1);
+    expect(out.ctx.source).toBe(q.name);
+    expect(typeof out.ctx.id).toBe('string');
+    expect(out.isMainThread).toBe(false);
+  });
+
+  it('structured-clones data both ways (Map, Date, nested objects)', async () => {
+    const worker = track(new Worker<unknown, Echoed>(ECHO, { concurrency: 1 }));
+    const data = { when: new Date(0), map: new Map([['a', [1, 2]]]), nested: { deep: [null, true] } };
+    const out = await worker.bindQueue().add(data).result();
+    expect(out.data).toEqual(data);
+    expect(out.data).not.toBe(data);
+  });
+
+  it("throws for pool: 'threads' with a function handler", () => {
+    expect(() => new Worker(() => 1, { pool: 'threads' } as never)).toThrow(/threads/);
+  });
+
+  it('throws at construction when the handler module does not exist (path or URL)', () => {
+    expect(() => new Worker(fileURLToPath(fixture('no-such-handler.mjs')))).toThrow(/does not exist/);
+    expect(() => new Worker(fixture('no-such-handler.mjs'))).toThrow(/does not exist/);
+  });
+
+  it('throws for minThreads, idleTimeout or resourceLimits on an async worker, naming the option', () => {
+    for (const option of [{ minThreads: 1 }, { idleTimeout: 100 }, { resourceLimits: { maxOldGenerationSizeMb: 16 } }]) {
+      const name = Object.keys(option)[0] as string;
+      expect(() => new Worker(() => 1, option as never)).toThrow(name);
+    }
+  });
+
+  it('defaults concurrency to os.availableParallelism()', () => {
+    const worker = track(new Worker(ECHO, { autoRun: false }));
+    expect(worker.concurrency).toBe(availableParallelism());
+  });
+});
+
+describe('threads worker: dispatch order is the strategy’s', () => {
+  /** The seed programs (SPEC 4) on one thread; the order is read from 'active' and from the results. */
+  async function takenOrder(strategy: Strategy, ranked: boolean): Promise<string[]> {
+    const worker = track(new Worker<string, Echoed<string>>(ECHO, { concurrency: 1, strategy, autoRun: false }));
+    const started: string[] = [];
+    const finished: string[] = [];
+    worker.on('active', (job) => started.push(job.data));
+    worker.on('completed', (_job, result) => finished.push(result.data));
+    const alerts = worker.bindQueue(ranked ? { priority: 1 } : undefined);
+    const reports = worker.bindQueue(ranked ? { priority: 2 } : undefined);
+    const emails = worker.bindQueue();
+    if (ranked) {
+      for (let i = 0; i < 3; i++) emails.add('email');
+      reports.add('report');
+      alerts.add('alert');
+      alerts.add('alert');
+    } else {
+      alerts.add('alert');
+      alerts.add('alert');
+      reports.add('report');
+      for (let i = 0; i < 3; i++) emails.add('email');
+    }
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(finished).toEqual(started);
+    return started;
+  }
+
+  it('Priority: alert, alert, report, email, email, email', async () => {
+    expect(await takenOrder(Strategy.Priority, true)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
+  });
+  it('RoundRobin: alert, report, email, alert, email, email', async () => {
+    expect(await takenOrder(Strategy.RoundRobin, false)).toEqual(['alert', 'report', 'email', 'alert', 'email', 'email']);
+  });
+  it('MaxLen: email, alert, email, alert, report, email', async () => {
+    expect(await takenOrder(Strategy.MaxLen, false)).toEqual(['email', 'alert', 'email', 'alert', 'report', 'email']);
+  });
+  it('MinLen: report, alert, alert, email, email, email', async () => {
+    expect(await takenOrder(Strategy.MinLen, false)).toEqual(['report', 'alert', 'alert', 'email', 'email', 'email']);
+  });
+});
+
+describe('threads worker: never more in flight than threads', () => {
+  it('numProcessing <= concurrency at all times, and handlers never overlap beyond it in the threads', async () => {
+    const concurrency = 2;
+    const worker = track(new Worker<{ ms: number; value: number; counter: SharedArrayBuffer }, { value: number }>(SLOW, { concurrency }));
+    const counter = new SharedArrayBuffer(8); // [running now, most at once], kept by the handlers
+    const seen: number[] = [];
+    const look = (): void => void seen.push(worker.numProcessing);
+    worker.on('active', look);
+    worker.on('completed', look);
+    const poll = setInterval(look, 5);
+    try {
+      const a = worker.bindQueue();
+      const b = worker.bindPriorityQueue();
+      const handles = [];
+      for (let i = 0; i < 6; i++) {
+        handles.push(a.add({ ms: 60, value: i, counter }));
+        handles.push(b.add({ ms: 40, value: 100 + i, counter }, i));
+      }
+      const values = (await Promise.all(handles.map((h) => h.result()))).map((r) => r.value);
+      expect(values.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105]);
+      await worker.waitUntilIdle();
+    } finally {
+      clearInterval(poll);
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(concurrency);
+    expect(Math.max(...seen)).toBeGreaterThan(0);
+    const cells = new Int32Array(counter);
+    expect(Atomics.load(cells, 1)).toBeLessThanOrEqual(concurrency); // most handlers at once, counted in the threads
+    expect(Atomics.load(cells, 0)).toBe(0);
+    expect(worker.numProcessing).toBe(0);
+  });
+});
+
+describe('threads worker: transfer', () => {
+  it('moves an ArrayBuffer into the thread: the sender’s buffer is detached', async () => {
+    const worker = track(new Worker<{ buffer: ArrayBuffer }, { byteLength: number; sum: number }>(BYTES, { concurrency: 1 }));
+    const buffer = new ArrayBuffer(1024);
+    new Uint8Array(buffer).fill(2);
+    const handle = worker.bindQueue().add({ buffer }, { transfer: [buffer] });
+    expect(await handle.result()).toEqual({ byteLength: 1024, sum: 2048 });
+    expect(buffer.byteLength).toBe(0);
+  });
+
+  it('without transfer the buffer is copied and stays usable', async () => {
+    const worker = track(new Worker<{ buffer: ArrayBuffer }, { byteLength: number; sum: number }>(BYTES, { concurrency: 1 }));
+    const buffer = new Uint8Array(16).fill(1).buffer;
+    expect(await worker.bindQueue().add({ buffer }).result()).toEqual({ byteLength: 16, sum: 16 });
+    expect(buffer.byteLength).toBe(16);
+  });
+
+  it('throws for transfer on an async worker', () => {
+    const worker = track(new Worker((job: { data: unknown }) => job.data));
+    const q = worker.bindQueue();
+    const buffer = new ArrayBuffer(8);
+    expect(() => q.add({ buffer }, { transfer: [buffer] })).toThrow(/transfer/);
+    expect(buffer.byteLength).toBe(8);
+  });
+});
+
+describe('threads worker: cancellation and timeouts', () => {
+  it('cancel() on a running thread job settles it cancelled, and the next jobs run', async () => {
+    const worker = track(new Worker<{ hang?: string; n?: number }, { data: unknown; threadId: number }>(HANG, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const running = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const stuck = q.add({ hang: 'sleep' });
+    const after = [q.add({ n: 1 }), q.add({ n: 2 })];
+    await running;
+    expect(stuck.status).toBe('running');
+    stuck.cancel();
+    expect(stuck.status).toBe('cancelled');
+    expect((await rejection(stuck.result())).name).toBe('CancelledError');
+    const results = await Promise.all(after.map((h) => h.result()));
+    expect(results.map((r) => r.data)).toEqual([{ n: 1 }, { n: 2 }]);
+    await worker.waitUntilIdle();
+    expect(worker.numProcessing).toBe(0);
+  });
+
+  it('cancel() stops a busy-looping thread too', async () => {
+    const worker = track(new Worker<{ hang?: string; n?: number }, { data: unknown }>(HANG, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const running = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const stuck = q.add({ hang: 'spin' });
+    const next = q.add({ n: 3 });
+    await running;
+    stuck.cancel();
+    expect(stuck.status).toBe('cancelled');
+    expect((await next.result()).data).toEqual({ n: 3 });
+  });
+
+  it('a per-job timeout fails a hanging handler with TimeoutError and replaces the thread', async () => {
+    const worker = track(
+      new Worker<{ hang?: string; n?: number }, { data: unknown; threadId: number }>(HANG, { concurrency: 1, idleTimeout: 60_000 }),
+    );
+    const q = worker.bindQueue();
+    const first = await q.add({ n: 0 }).result(); // the thread the hanging job will run in
+    const failed: unknown[] = [];
+    worker.on('failed', (_job, error) => failed.push(error));
+    const hung = q.add({ hang: 'spin' }, { timeout: 300 });
+    const later = [q.add({ n: 1 }), q.add({ n: 2 })];
+    const error = await rejection(hung.result());
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.name).toBe('TimeoutError');
+    expect(hung.status).toBe('failed');
+    const results = await Promise.all(later.map((h) => h.result()));
+    expect(results.map((r) => r.data)).toEqual([{ n: 1 }, { n: 2 }]);
+    // One thread, reused while idle (idleTimeout 60 s), so a new thread id means it was replaced.
+    expect(results[0]!.threadId).not.toBe(first.threadId);
+    expect(failed).toEqual([error]);
+  });
+
+  it('a worker-level timeout also applies to thread jobs (sleeping handler)', async () => {
+    const worker = track(new Worker<{ hang?: string; n?: number }, { data: unknown }>(HANG, { concurrency: 1, timeout: 300 }));
+    const q = worker.bindQueue();
+    const hung = q.add({ hang: 'sleep' });
+    const next = q.add({ n: 5 });
+    expect((await rejection(hung.result())).name).toBe('TimeoutError');
+    expect((await next.result()).data).toEqual({ n: 5 });
+  });
+});
+
+describe('threads worker: failures and crashes', () => {
+  it('a handler that throws fails that job only; the thread keeps serving', async () => {
+    const worker = track(new Worker<{ kind: string; n?: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const bad = q.add({ kind: 'throw', n: 1 });
+    const good = [q.add({ kind: 'ok', n: 1 }), q.add({ kind: 'ok', n: 2 })];
+    const error = await rejection(bad.result());
+    expect(error.message).toContain('boom 1');
+    expect((await Promise.all(good.map((h) => h.result()))).map((r) => r.ok)).toEqual([1, 2]);
+    expect(worker.health().status).toBe('healthy'); // a throw is not a crash
+  });
+
+  it('process.exit(3) in a handler fails that job with ThreadExitError (exitCode 3); the worker keeps going', async () => {
+    const worker = track(new Worker<{ kind: string; code?: number; n?: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    const q = worker.bindQueue();
+    const exiting = q.add({ kind: 'exit', code: 3 });
+    const next = [q.add({ kind: 'ok', n: 1 }), q.add({ kind: 'ok', n: 2 })];
+    const error = await rejection(exiting.result());
+    expect(error).toBeInstanceOf(ThreadExitError);
+    expect(error.exitCode).toBe(3);
+    expect(exiting.status).toBe('failed');
+    expect((await Promise.all(next.map((h) => h.result()))).map((r) => r.ok)).toEqual([1, 2]);
+    await worker.waitUntilIdle();
+    expect(errors).toEqual([]);
+    expect(worker.deadLetters.map((entry) => [entry.data, entry.error])).toEqual([[{ kind: 'exit', code: 3 }, error]]);
+  });
+
+  it('a handler that blows the heap under resourceLimits fails that job only (ERR_WORKER_OUT_OF_MEMORY)', async () => {
+    const worker = track(
+      new Worker<{ kind: string; n?: number }, { ok: unknown }>(CRASH, {
+        concurrency: 1,
+        resourceLimits: { maxOldGenerationSizeMb: 16 },
+      }),
+    );
+    const q = worker.bindQueue();
+    const hog = q.add({ kind: 'oom' });
+    const next = q.add({ kind: 'ok', n: 9 });
+    const error = await rejection(hog.result());
+    expect(error.code).toBe('ERR_WORKER_OUT_OF_MEMORY');
+    expect(hog.status).toBe('failed');
+    expect((await next.result()).ok).toBe(9);
+  });
+
+  it('three thread crashes make the worker degraded and emit "degraded"; it keeps working', async () => {
+    const worker = track(
+      new Worker<{ kind: string; code?: number; n?: number }, { ok: unknown }>(CRASH, {
+        concurrency: 1,
+        resourceLimits: { maxOldGenerationSizeMb: 16 },
+      }),
+    );
+    const degraded: unknown[] = [];
+    worker.on('degraded', (error) => degraded.push(error));
+    const q = worker.bindQueue();
+    const crashes = [q.add({ kind: 'exit', code: 3 }), q.add({ kind: 'oom' })];
+    await Promise.all(crashes.map((h) => h.settled()));
+    expect(worker.health().status).toBe('healthy'); // two crashes are not enough
+    expect(degraded).toEqual([]);
+    const third = q.add({ kind: 'exit', code: 4 });
+    const after = q.add({ kind: 'ok', n: 1 });
+    const thirdError = await rejection(third.result());
+    expect(thirdError).toBeInstanceOf(ThreadExitError);
+    expect((await after.result()).ok).toBe(1);
+    const health = worker.health();
+    expect(health.status).toBe('degraded');
+    expect(health.reason).toMatch(/crash/);
+    expect(degraded).toHaveLength(1);
+    expect(degraded[0]).toBe(thirdError);
+  });
+});
+
+describe('threads worker: retries', () => {
+  it('a handler failing on attempt 1 succeeds on attempt 2 (ctx.attempt)', async () => {
+    const worker = track(
+      new Worker<string, { data: string; attempt: number }>(FLAKY, {
+        concurrency: 1,
+        retry: { attempts: 2, backoff: { type: 'fixed', delay: 10 } },
+      }),
+    );
+    const retrying: number[] = [];
+    worker.on('retrying', (job) => retrying.push(job.attempts));
+    const handle = worker.bindQueue().add('x');
+    expect(await handle.result()).toEqual({ data: 'x', attempt: 2 });
+    expect(handle.attempts).toBe(2);
+    expect(retrying).toEqual([1]);
+  });
+
+  it('a per-job retry override works too, and without retry the job fails', async () => {
+    const worker = track(new Worker<string, { data: string; attempt: number }>(FLAKY, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    expect((await rejection(q.add('no-retry').result())).message).toContain('attempt 1 of no-retry fails');
+    expect(await q.add('retry', { retry: { attempts: 3 } }).result()).toEqual({ data: 'retry', attempt: 2 });
+  });
+});
+
+describe('threads worker: concurrency and thread lifetime', () => {
+  type SlowData = { ms: number; value: number; counter?: SharedArrayBuffer };
+
+  it('setConcurrency raises and lowers the number of jobs running at once in threads', async () => {
+    const worker = track(new Worker<SlowData, { value: number }>(SLOW, { concurrency: 1 }));
+    const counter = new SharedArrayBuffer(8);
+    const cells = new Int32Array(counter);
+    const seen: number[] = [];
+    worker.on('active', () => void seen.push(worker.numProcessing));
+    const q = worker.bindQueue();
+    const batch = (n: number, ms: number): Promise<unknown> =>
+      Promise.all(Array.from({ length: n }, (_, i) => q.add({ ms, value: i, counter }).result()));
+
+    await batch(3, 100);
+    expect(Atomics.load(cells, 1)).toBe(1);
+
+    worker.setConcurrency(3);
+    expect(worker.concurrency).toBe(3);
+    await batch(6, 400);
+    expect(Atomics.load(cells, 1)).toBeGreaterThanOrEqual(2); // more than one thread now
+    expect(Atomics.load(cells, 1)).toBeLessThanOrEqual(3);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(3);
+
+    worker.setConcurrency(1);
+    Atomics.store(cells, 1, 0);
+    seen.length = 0;
+    await batch(3, 100);
+    expect(Atomics.load(cells, 1)).toBe(1);
+    expect(Math.max(...seen)).toBe(1);
+  });
+
+  it('stop() waits for a running thread job, which succeeds; queued jobs stay queued', async () => {
+    const worker = track(new Worker<SlowData, { value: number }>(SLOW, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const started = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const running = q.add({ ms: 300, value: 1 });
+    const queued = q.add({ ms: 0, value: 2 });
+    await started;
+    await worker.stop();
+    expect(worker.status).toBe('stopped');
+    expect(running.status).toBe('succeeded');
+    expect((await running.result()).value).toBe(1);
+    expect(queued.status).toBe('waiting');
+    expect(q.length).toBe(1);
+    worker.start();
+    expect((await queued.result()).value).toBe(2);
+  });
+
+  it('an idle thread is reused within idleTimeout and released after it', async () => {
+    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+    const keep = track(new Worker<number, Echoed<number>>(ECHO, { concurrency: 1, idleTimeout: 60_000 }));
+    const release = track(new Worker<number, Echoed<number>>(ECHO, { concurrency: 1, idleTimeout: 20 }));
+    const [kq, rq] = [keep.bindQueue(), release.bindQueue()];
+    const [k1, r1] = await Promise.all([kq.add(1).result(), rq.add(1).result()]);
+    await sleep(800);
+    const [k2, r2] = await Promise.all([kq.add(2).result(), rq.add(2).result()]);
+    expect(k2.threadId).toBe(k1.threadId);
+    expect(r2.threadId).not.toBe(r1.threadId);
+  });
+});
+
+describe('threads worker: more sources and signals', () => {
+  it('a topic subscription feeds a threads worker; ctx.source is the subscription name', async () => {
+    const topic = new Topic<string>();
+    const threads = track(new Worker<string, Echoed<string>>(ECHO, { concurrency: 1 }));
+    const local = track(new Worker((job: { data: string }) => `local ${job.data}`));
+    threads.subscribe(topic, { name: 'orders-in-threads' });
+    local.subscribe(topic);
+    const handles = topic.publish('order 1');
+    expect(handles).toHaveLength(2);
+    const results = await Promise.all(handles.map((h) => h.result()));
+    const fromThread = results.find((r): r is Echoed<string> => typeof r === 'object');
+    expect(fromThread?.data).toBe('order 1');
+    expect(fromThread?.ctx.source).toBe('orders-in-threads');
+    expect(fromThread?.isMainThread).toBe(false);
+    expect(results).toContain('local order 1');
+  });
+
+  it('a priority queue feeds a threads worker in priority order', async () => {
+    const worker = track(new Worker<string, Echoed<string>>(ECHO, { concurrency: 1, autoRun: false }));
+    const order: string[] = [];
+    worker.on('active', (job) => order.push(job.data));
+    const pq = worker.bindPriorityQueue();
+    pq.add('c', 3);
+    pq.add('a', 1);
+    pq.add('b', 2);
+    pq.add('a2', 1);
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(order).toEqual(['a', 'a2', 'b', 'c']);
+  });
+
+  it('aborting the add option signal cancels a running thread job; the next job runs', async () => {
+    const worker = track(new Worker<{ hang?: string; n?: number }, { data: unknown }>(HANG, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const controller = new AbortController();
+    const started = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const stuck = q.add({ hang: 'sleep' }, { signal: controller.signal });
+    const next = q.add({ n: 1 });
+    await started;
+    controller.abort();
+    expect(stuck.status).toBe('cancelled');
+    expect((await next.result()).data).toEqual({ n: 1 });
+  });
+
+  it('Registry.shutdown({ timeout }) ends a busy-looping thread job at the timeout', async () => {
+    const worker = track(new Worker<{ hang?: string }, unknown>(HANG, { concurrency: 1, name: 'spinner' }));
+    const registry = new Registry();
+    registry.add(worker);
+    const started = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const stuck = worker.bindQueue().add({ hang: 'spin' });
+    await started;
+    const stopped = new Promise<void>((resolve) => worker.once('stopped', () => resolve()));
+    expect(await registry.shutdown({ timeout: 300 })).toEqual({ stopped: [], unfinished: ['spinner'] });
+    expect(stuck.status).toBe('cancelled');
+    expect(await settlesWithin(stopped, 10_000)).toBe(true); // the thread was terminated, the slot freed
+    expect(worker.status).toBe('stopped');
+    expect(worker.numProcessing).toBe(0);
+  });
+
+  it('a timed-out attempt is retried in a fresh thread and can succeed', async () => {
+    const worker = track(new Worker<{ spinOnAttempt: number }, { attempt: number }>(HANG, { concurrency: 1 }));
+    const retrying: unknown[] = [];
+    worker.on('retrying', (_job, error) => retrying.push(error));
+    const handle = worker.bindQueue().add({ spinOnAttempt: 1 }, { timeout: 300, retry: { attempts: 2 } });
+    expect((await handle.result()).attempt).toBe(2);
+    expect(retrying).toHaveLength(1);
+    expect((retrying[0] as Error).name).toBe('TimeoutError');
+  });
+});
+
+describe('threads worker: bad handler modules and uncloneable values', () => {
+  it('a module without a default function export fails each job with a TypeError; nothing crashes', async () => {
+    const worker = track(new Worker(NO_DEFAULT, { concurrency: 1 }));
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    const q = worker.bindQueue();
+    const [a, b] = [q.add(1), q.add(2)];
+    for (const handle of [a, b]) {
+      const error = await rejection(handle.result());
+      expect(error.name).toBe('TypeError');
+      expect(error.message).toMatch(/default export/);
+    }
+    await worker.waitUntilIdle();
+    expect(worker.status).toBe('idle');
+    expect(worker.health().status).toBe('healthy');
+    expect(errors).toEqual([]);
+  });
+
+  it('data that cannot be cloned fails that job only', async () => {
+    const worker = track(new Worker<unknown, unknown>(UNCLONEABLE, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const bad = q.add({ f: () => 1 });
+    const good = q.add({ n: 1 });
+    expect((await rejection(bad.result())).name).toBe('DataCloneError');
+    expect(await good.result()).toEqual({ n: 1 });
+  });
+
+  it('a result that cannot be cloned fails that job only', async () => {
+    const worker = track(new Worker<unknown, unknown>(UNCLONEABLE, { concurrency: 1 }));
+    const q = worker.bindQueue();
+    const bad = q.add({ fn: true });
+    const good = q.add({ n: 2 });
+    // The thread dies posting the result. Node hands the parent that uncaught DataCloneError as
+    // a bare `{}`, which tinypool (and so qmux) passes on as the job's error: only check it fails.
+    await rejection(bad.result());
+    expect(bad.status).toBe('failed');
+    expect(await good.result()).toEqual({ n: 2 });
+    await worker.waitUntilIdle();
+    expect(worker.numProcessing).toBe(0);
+  });
+});
+
+describe('threads worker: stop() and process exit', () => {
+  it('stop() releases the threads and start() makes new ones', async () => {
+    const worker = track(new Worker<number, Echoed<number>>(ECHO, { concurrency: 1, idleTimeout: 60_000 }));
+    const q = worker.bindQueue();
+    const before = await q.add(1).result();
+    await worker.stop();
+    expect(worker.status).toBe('stopped');
+    const queued = q.add(2);
+    expect(await settlesWithin(queued.settled(), 300)).toBe(false); // stopped: nothing starts
+    worker.start();
+    const after = await queued.result();
+    expect(after.data).toBe(2);
+    expect(after.threadId).not.toBe(before.threadId);
+  });
+
+  interface ChildRun {
+    code: number | null;
+    signal: NodeJS.Signals | null;
+    killed: boolean;
+    stdout: string;
+    stderr: string;
+    ms: number;
+  }
+
+  /** Runs node with `args`; kills it if it has not ended by itself within EXIT_BOUND_MS. */
+  function runNode(args: string[]): Promise<ChildRun> {
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let killed = false;
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const timer = setTimeout(() => {
+        killed = true;
+        child.kill('SIGKILL');
+      }, EXIT_BOUND_MS);
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, killed, stdout, stderr, ms: Date.now() - started });
+      });
+    });
+  }
+
+  function expectCleanExit(run: ChildRun): unknown {
+    const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
+    expect(run.killed, `still running after ${EXIT_BOUND_MS} ms; ${context}`).toBe(false);
+    expect(run.signal, context).toBeNull();
+    expect(run.code, context).toBe(0);
+    expect(run.stderr, context).toBe('');
+    const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+    expect(lines, context).toHaveLength(1);
+    return JSON.parse(lines[0] as string) as unknown;
+  }
+
+  it('a script that stop()s its threads worker exits by itself with code 0', async () => {
+    const out = expectCleanExit(await runNode([fileURLToPath(HOST), 'stop']));
+    expect(out).toEqual({ scenario: 'stop', status: 'stopped', results: [1, 2, 3, 4] });
+  }, 40_000);
+
+  it('a script that leaves its threads worker idle (never stopped, long idleTimeout) exits by itself', async () => {
+    const out = expectCleanExit(await runNode([fileURLToPath(HOST), 'idle']));
+    expect(out).toEqual({ scenario: 'idle', status: 'idle', results: [1, 2, 3, 4] });
+  }, 40_000);
+
+  it('idle minThreads threads do not keep the process alive either', async () => {
+    const out = expectCleanExit(await runNode([fileURLToPath(HOST), 'min-threads']));
+    expect(out).toEqual({ scenario: 'min-threads', status: 'idle', results: [1, 2, 3, 4] });
+  }, 40_000);
+
+  it('a host started as node --input-type=module -e "<code>" still runs thread jobs (execArgv filtered)', async () => {
+    const code = [
+      `const { Worker } = await import(${JSON.stringify(BUILT.href)});`,
+      `const worker = new Worker(new URL(${JSON.stringify(ECHO.href)}), { concurrency: 2 });`,
+      `worker.on('error', (error) => { console.error('pool error', error); });`,
+      `const q = worker.bindQueue();`,
+      `const results = await Promise.all([1, 2, 3].map((n) => q.add(n).result()));`,
+      `await worker.stop();`,
+      `console.log(JSON.stringify({ execArgv: process.execArgv, results: results.map((r) => [r.data, r.isMainThread]) }));`,
+    ].join('\n');
+    const out = expectCleanExit(await runNode(['--input-type=module', '-e', code]));
+    expect(out).toMatchObject({
+      execArgv: expect.arrayContaining(['--input-type=module']) as unknown,
+      results: [
+        [1, false],
+        [2, false],
+        [3, false],
+      ],
+    });
+  }, 40_000);
+});
