@@ -165,6 +165,8 @@ export abstract class Source<T = unknown, R = unknown> {
   #samples: Map<JobRecord, number> | undefined = undefined;
   #firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
+  /** Redriven jobs waiting for their last attempt's handler to settle (see `enqueueAfter`). */
+  #held = 0;
 
   /** @internal */
   constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -183,7 +185,7 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** Jobs waiting in it, due or delayed. */
   get length(): number {
-    return this.due.length + this.delayed.length;
+    return this.due.length + this.delayed.length + this.#held;
   }
 
   /** Whether it was closed (it takes no new jobs). */
@@ -330,13 +332,17 @@ export abstract class Source<T = unknown, R = unknown> {
     ext.transfer = parsed?.transfer;
     ext.held = true;
     blocker.extras().successor = job;
-    this.core.waiting++; // pending all the same: numPending and waitUntilIdle count it
+    // Waiting all the same: length, numPending and waitUntilIdle count it.
+    this.#held++;
+    this.core.waiting++;
     return job;
   }
 
   /** @internal A held job was cancelled before it joined. */
   dropHeld(): void {
+    this.#held--;
     this.core.waiting--;
+    this.#lengthDropped();
   }
 
   /** @internal Lets in a job held by `enqueueAfter`, unless it was cancelled meanwhile. */
@@ -344,6 +350,7 @@ export abstract class Source<T = unknown, R = unknown> {
     const ext = job.extras();
     if (!ext.held || job.state !== State.Waiting) return;
     ext.held = false;
+    this.#held--;
     this.core.waiting--; // #admit counts it again
     this.#admit(job, undefined);
   }

@@ -1,0 +1,171 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidStateError } from './errors.js';
+import type { Registry } from './registry.js';
+import type { Worker } from './worker.js';
+
+/** Largest request body read, in bytes; a bigger one gets 413. */
+const MAX_BODY = 64 * 1024;
+
+/** A `node:http` request handler. */
+export type AdminHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** An HTTP error with the status to answer. */
+class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(status: number, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
+
+/**
+ * An admin API for the workers of a registry, as a handler for `node:http`:
+ *
+ * | request | answer |
+ * |---|---|
+ * | `GET /health` | 200 when every worker is healthy, else 503; body: `registry.health()` |
+ * | `GET /workers` | `{ workers: [{ name, status, concurrency, health }] }` |
+ * | `GET /workers/:name` | `{ name, status, concurrency, health, stats }` |
+ * | `POST /workers/:name/pause`, `resume`, `start`, `stop` | 200 `{ name, status }` |
+ * | `PUT /workers/:name/concurrency` with `{ "concurrency": n }` | 200 `{ name, concurrency }` (`"Infinity"` allowed) |
+ *
+ * Errors are JSON `{ "error": "..." }`: 400 for a malformed request, 404 for an unknown path or
+ * worker, 405 for a wrong method, 409 for an action the worker's state forbids, 413 for a body
+ * over 64 KiB. Mount it behind your own authentication: it can stop your workers.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * createServer(createAdminHandler(registry)).listen(9090, '127.0.0.1');
+ * ```
+ */
+export function createAdminHandler(registry: Registry): AdminHandler {
+  return (req, res) => {
+    handle(registry, req)
+      .then(({ status, body }) => send(res, status, body))
+      .catch((error: unknown) => {
+        if (error instanceof HttpError) send(res, error.status, { error: error.message }, error.headers);
+        else send(res, 500, { error: `qmux admin: ${error instanceof Error ? error.message : String(error)}` });
+      });
+  };
+}
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> {
+  const method = req.method ?? 'GET';
+  let path: string;
+  try {
+    path = new URL(req.url ?? '/', 'http://admin.invalid').pathname;
+  } catch {
+    throw new HttpError(400, 'malformed request URL');
+  }
+  const parts = path.split('/').filter((part) => part.length > 0).map(decodePart);
+
+  if (parts.length === 1 && parts[0] === 'health') {
+    allow(method, 'GET');
+    const health = registry.health();
+    return { status: health.status === 'healthy' ? 200 : 503, body: health };
+  }
+  if (parts[0] !== 'workers') throw new HttpError(404, `no such path: ${path}`);
+  if (parts.length === 1) {
+    allow(method, 'GET');
+    const workers = registry.names().map((name) => summary(registry.get(name) as Worker<unknown, unknown>));
+    return { status: 200, body: { workers } };
+  }
+  const name = parts[1] as string;
+  const worker = registry.get(name);
+  if (worker === undefined) throw new HttpError(404, `no worker named "${name}"`);
+  if (parts.length === 2) {
+    allow(method, 'GET');
+    return { status: 200, body: { ...summary(worker), stats: worker.stats() } };
+  }
+  const action = parts[2] as string;
+  if (parts.length === 3 && ACTIONS.has(action)) {
+    allow(method, 'POST');
+    try {
+      if (action === 'pause') worker.pause();
+      else if (action === 'resume') worker.resume();
+      else if (action === 'start') worker.start();
+      // stop() resolves once running jobs settle; answer at once with 'stopping' or 'stopped'.
+      else void worker.stop().catch(() => undefined);
+    } catch (error) {
+      if (error instanceof InvalidStateError) throw new HttpError(409, error.message);
+      throw error;
+    }
+    return { status: 200, body: { name: worker.name, status: worker.status } };
+  }
+  if (parts.length === 3 && action === 'concurrency') {
+    allow(method, 'PUT');
+    const body = await readJson(req);
+    const value = (body as { concurrency?: unknown } | null)?.concurrency;
+    const concurrency = value === 'Infinity' ? Infinity : value;
+    if (typeof concurrency !== 'number') {
+      throw new HttpError(400, 'body must be JSON { "concurrency": n } with n a positive integer or "Infinity"');
+    }
+    try {
+      worker.setConcurrency(concurrency);
+    } catch (error) {
+      throw new HttpError(400, error instanceof Error ? error.message : String(error));
+    }
+    return { status: 200, body: { name: worker.name, concurrency: jsonNumber(worker.concurrency) } };
+  }
+  throw new HttpError(404, `no such path: ${path}`);
+}
+
+function summary(worker: Worker<unknown, unknown>): Record<string, unknown> {
+  return { name: worker.name, status: worker.status, concurrency: jsonNumber(worker.concurrency), health: worker.health() };
+}
+
+/** JSON has no Infinity: say it as a string. */
+function jsonNumber(n: number): number | string {
+  return n === Infinity ? 'Infinity' : n;
+}
+
+function allow(method: string, allowed: string): void {
+  if (method !== allowed) throw new HttpError(405, `${method} is not allowed here; use ${allowed}`, { allow: allowed });
+}
+
+function decodePart(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(400, `malformed path segment: ${part}`);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, `request body over ${MAX_BODY} bytes`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, 'request body is not valid JSON');
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  // JSON has no Infinity (concurrency may be one) and drops an Error's fields: spell both out.
+  const text = JSON.stringify(body, (_key, value: unknown) =>
+    value === Infinity ? 'Infinity' : value instanceof Error ? { name: value.name, message: value.message } : value,
+  );
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
