@@ -25,7 +25,10 @@ export interface AddOptions {
   timeout?: number;
   /** Retry policy for this job; its fields override the worker's `retry` one by one. */
   retry?: RetryOptions;
-  /** Threads workers only: ArrayBuffers (or other transferables) to move, not copy, into the thread. */
+  /**
+   * Threads workers only: ArrayBuffers (or other transferables) to move, not copy, into the
+   * thread. Moved buffers are gone from this thread, so such a job is never retried.
+   */
   transfer?: readonly TransferListItem[];
 }
 

@@ -189,6 +189,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   get status(): JobStatus {
+    // Due once its time has passed, even before the worker next looks (every slot may be busy).
+    if (this.state === State.Delayed && this.dueAt <= Date.now()) return 'waiting';
     return STATUS[this.state] as JobStatus;
   }
 

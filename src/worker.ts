@@ -117,7 +117,8 @@ const CRASHES_TO_DEGRADE = 3;
 
 /** The module URL of a threads handler given as a URL or a path; throws if it is not a file that exists. */
 function handlerModule(handler: URL | string): string {
-  const url = handler instanceof URL ? handler : pathToFileURL(resolvePath(handler));
+  const url =
+    handler instanceof URL ? handler : handler.startsWith('file:') ? new URL(handler) : pathToFileURL(resolvePath(handler));
   if (url.protocol === 'file:' && !existsSync(fileURLToPath(url))) {
     throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
   }
@@ -174,11 +175,13 @@ class Slot {
 /**
  * Binds sources and runs their jobs, choosing the next one with its strategy whenever a slot is
  * free. The `Worker` value is this class; see {@link WorkerConstructor} for how to make one.
+ * In your own code, write the type as {@link Worker | `Worker<T, R>`}: `WorkerImpl` is exported
+ * (as a type only) so that its members can be documented.
  *
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
-class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   /** The worker's name. */
   readonly name: string;
   /** The strategy it was created with. */
@@ -397,6 +400,9 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
     const perfNow = performance.now();
     const wallNow = Date.now();
     const core = this.#core;
+    // A delayed job is due once its time has passed, whether or not a pump has run since
+    // (every slot may be busy): count it where it belongs.
+    core.promote(wallNow);
     const sources: Record<string, SourceStats> = {};
     let oldest: number | null = null;
     for (const source of core.list) {
@@ -805,6 +811,8 @@ class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, 
   #retryDelay(job: JobRecord, error: unknown): number {
     const policy = mergeRetry(this.#retry, job.ext?.retry as RetryOptions | undefined);
     if (policy === undefined || job.attempts >= (policy.attempts ?? 1)) return -1;
+    // Its buffers were moved into the thread on the first attempt: a retry would see them empty.
+    if (job.ext?.transfer !== undefined && job.ext.transfer.length > 0) return -1;
     try {
       if (policy.retryIf !== undefined && !policy.retryIf(error, job.attempts)) return -1;
       return backoffDelay(policy.backoff, job.attempts, error, Math.random);
@@ -1028,6 +1036,7 @@ export interface WorkerConstructor {
    * file path) in worker threads through tinypool.
    */
   new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
+  /** The prototype every worker shares, so `worker instanceof Worker` works. */
   readonly prototype: WorkerImpl;
 }
 

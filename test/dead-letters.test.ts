@@ -379,15 +379,18 @@ describe('redrive and a handler still running', () => {
     // parallel with that handler (SPEC 6: a job never has two attempts in flight).
     let running = 0;
     let maxRunning = 0;
+    let calls = 0;
     const worker = new Worker<string, string>(
       (job) => {
         running++;
         maxRunning = Math.max(maxRunning, running);
+        // The first run ignores its timeout and takes 1000 ms; the redriven one is quick.
+        const ms = ++calls === 1 ? 1000 : 10;
         return new Promise<string>((resolve) =>
           setTimeout(() => {
             running--;
             resolve(job.data);
-          }, job.attempt === 1 && job.data === 'slow' ? 1000 : 10),
+          }, ms),
         );
       },
       { timeout: 100, concurrency: 2 },
@@ -397,8 +400,35 @@ describe('redrive and a handler still running', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(worker.deadLetters.map((entry) => entry.id)).toEqual(['slow-job']);
     expect(running).toBe(1);
-    worker.redrive(worker.deadLetters[0] as DeadLetter<string>);
+    const handle = worker.redrive(worker.deadLetters[0] as DeadLetter<string>);
+    // Not started yet, so it counts as pending, like any job added and not started.
+    expect(handle.status).toBe('waiting');
+    expect(worker.numPending).toBe(1);
+    expect(queue.length).toBe(1);
     await vi.advanceTimersByTimeAsync(2000);
     expect(maxRunning).toBe(1);
+    expect(handle.status).toBe('succeeded');
+    expect(worker.numPending).toBe(0);
+  });
+
+  it('a redriven job held back by its running predecessor can be cancelled, and never runs', async () => {
+    const starts: number[] = [];
+    const worker = new Worker<string, string>(
+      (job) => {
+        starts.push(Date.now());
+        return new Promise<string>((resolve) => setTimeout(() => resolve(job.data), 1000));
+      },
+      { timeout: 100, concurrency: 2 },
+    );
+    const queue = worker.bindQueue();
+    queue.add('slow');
+    await vi.advanceTimersByTimeAsync(100);
+    const handle = worker.redrive(worker.deadLetters[0] as DeadLetter<string>);
+    expect(handle.cancel('not after all')).toBe(true);
+    expect(handle.status).toBe('cancelled');
+    expect(worker.numPending).toBe(0);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(starts).toHaveLength(1);
+    expect(worker.status).toBe('idle');
   });
 });

@@ -34,13 +34,17 @@ interface Echoed<T = unknown> {
 }
 
 /** Every worker a test makes is stopped afterwards, so no thread outlives its test. */
-const made: Array<{ stop(): Promise<void> }> = [];
-function track<W extends { stop(): Promise<void> }>(worker: W): W {
+const made: Array<{ name: string; stop(): Promise<void> }> = [];
+function track<W extends { name: string; stop(): Promise<void> }>(worker: W): W {
   made.push(worker);
   return worker;
 }
 afterEach(async () => {
-  await Promise.all(made.splice(0).map((worker) => worker.stop()));
+  const workers = made.splice(0);
+  const stopped = await Promise.all(workers.map((worker) => settlesWithin(worker.stop(), 15_000)));
+  const stuck = workers.filter((_, i) => !stopped[i]).map((worker) => worker.name);
+  // A job that never settles (a lost thread task, say) keeps stop() pending: say so instead of a hook timeout.
+  if (stuck.length > 0) throw new Error(`stop() still pending after 15 s for ${stuck.join(', ')}: a running job never settled`);
 });
 
 /** Whether `promise` settles within `ms` (without asserting how fast). */
@@ -301,6 +305,7 @@ describe('threads worker: failures and crashes', () => {
     const q = worker.bindQueue();
     const exiting = q.add({ kind: 'exit', code: 3 });
     const next = [q.add({ kind: 'ok', n: 1 }), q.add({ kind: 'ok', n: 2 })];
+    expect(await settlesWithin(exiting.settled(), 15_000), 'the exiting job never settled').toBe(true);
     const error = await rejection(exiting.result());
     expect(error).toBeInstanceOf(ThreadExitError);
     expect(error.exitCode).toBe(3);
@@ -309,6 +314,20 @@ describe('threads worker: failures and crashes', () => {
     await worker.waitUntilIdle();
     expect(errors).toEqual([]);
     expect(worker.deadLetters.map((entry) => [entry.data, entry.error])).toEqual([[{ kind: 'exit', code: 3 }, error]]);
+  });
+
+  it('a thread that exits fails only its own job, not the jobs running in other threads', async () => {
+    const worker = track(new Worker<{ kind: string; code?: number; ms?: number; n?: number }, { ok: unknown }>(CRASH, { concurrency: 2 }));
+    const q = worker.bindQueue();
+    const neighbour = q.add({ kind: 'sleep', ms: 2000, n: 1 });
+    const started = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    await started;
+    const exiting = q.add({ kind: 'exit', code: 7 });
+    const error = await rejection(exiting.result());
+    expect(error).toBeInstanceOf(ThreadExitError);
+    expect(error.exitCode).toBe(7);
+    expect(neighbour.status).toBe('running');
+    expect((await neighbour.result()).ok).toBe(1);
   });
 
   it('a handler that blows the heap under resourceLimits fails that job only (ERR_WORKER_OUT_OF_MEMORY)', async () => {
@@ -338,7 +357,8 @@ describe('threads worker: failures and crashes', () => {
     worker.on('degraded', (error) => degraded.push(error));
     const q = worker.bindQueue();
     const crashes = [q.add({ kind: 'exit', code: 3 }), q.add({ kind: 'oom' })];
-    await Promise.all(crashes.map((h) => h.settled()));
+    const settled = Promise.all(crashes.map((h) => h.settled()));
+    expect(await settlesWithin(settled, 15_000), 'a crashed job never settled').toBe(true);
     expect(worker.health().status).toBe('healthy'); // two crashes are not enough
     expect(degraded).toEqual([]);
     const third = q.add({ kind: 'exit', code: 4 });

@@ -36,6 +36,47 @@ export function isThreadCrash(error: unknown): boolean {
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
 
+/** tinypool needs a finite thread count: `concurrency: Infinity` means this many threads. */
+const MAX_THREADS = 1024;
+
+function threadCap(concurrency: number): number {
+  return concurrency === Infinity ? MAX_THREADS : concurrency;
+}
+
+/**
+ * A failure that crossed from a thread as something other than an Error (Node passes an
+ * uncloneable result's DataCloneError as a bare object) becomes an Error that says so.
+ */
+function asError(error: unknown): never {
+  if (error instanceof Error) throw error;
+  throw new ThreadTaskError(error);
+}
+
+/**
+ * A thread reported a failure that is not an `Error`, typically because the job's result could
+ * not be structured-cloned back to the main thread.
+ */
+export class ThreadTaskError extends QmuxError {
+  /** What the thread reported. */
+  readonly reported: unknown;
+  /** @internal */
+  constructor(reported: unknown) {
+    super(
+      `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +
+        'a result or error that cannot be structured-cloned arrives like this',
+    );
+    this.reported = reported;
+  }
+}
+
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
 /**
  * The threads half of the shell: runs one job per call in a tinypool thread. The worker's
  * dispatcher never starts more jobs than there are threads, so tinypool's queue is never used
@@ -68,7 +109,7 @@ export class ThreadPool {
       transferList: transfer as TransferListItem[] | undefined,
     }) as Promise<unknown>;
     this.#watchNewThreads(pool);
-    return promise;
+    return promise.catch(asError);
   }
 
   /** Follows `setConcurrency`. */
@@ -78,7 +119,7 @@ export class ThreadPool {
     if (pool === undefined) return;
     // tinypool reads its options live and has no setter for them.
     const options = pool.options as { maxThreads: number; minThreads: number };
-    options.maxThreads = maxThreads;
+    options.maxThreads = threadCap(maxThreads);
     if (options.minThreads > maxThreads) options.minThreads = maxThreads;
   }
 
@@ -90,7 +131,7 @@ export class ThreadPool {
   }
 
   #createPool(): Tinypool {
-    const maxThreads = this.#maxThreads === Infinity ? 1024 : this.#maxThreads;
+    const maxThreads = threadCap(this.#maxThreads);
     const pool = new Tinypool({
       filename: ENTRY.href,
       maxThreads,

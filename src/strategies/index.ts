@@ -7,7 +7,24 @@ import { describeValue } from '../internal/validate.js';
 
 export type { Picker, SourceView } from './strategy.js';
 
-/** A dispatch strategy; see {@link Strategy} (the value) for the built-ins. */
+/**
+ * A dispatch strategy: a name and a factory of pickers, one {@link Picker} per worker. The
+ * built-ins are on the `Strategy` value; a custom one is a plain object.
+ *
+ * @example
+ * ```ts
+ * // Serve the eligible source with the fewest jobs running: a "least busy" strategy.
+ * const LeastBusy: Strategy = {
+ *   name: 'LeastBusy',
+ *   create: () => ({
+ *     pick: (list) => list.filter((s) => s.eligible).sort((a, b) => a.running - b.running)[0]!,
+ *   }),
+ * };
+ * new Worker(handler, { strategy: LeastBusy });
+ * ```
+ *
+ * @interface
+ */
 export type Strategy = StrategyType;
 
 /**

@@ -47,6 +47,11 @@ export interface Picker {
  * };
  * new Worker(handler, { strategy: LeastBusy });
  * ```
+ *
+ * The public name is the `Strategy` type of `strategies/index.ts`, which is documented in its
+ * place; the API docs inline this interface where other types refer to it.
+ *
+ * @inline
  */
 export interface Strategy {
   /** Shown in errors and the demo. */

@@ -1,0 +1,402 @@
+/**
+ * The admin handler (SPEC 8) behind a real `node:http` server on 127.0.0.1, port 0, driven with
+ * the global fetch. Every error must be JSON `{ error }` with the right status.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAdminHandler, Registry, Worker, type SourceView, type Strategy, type WorkerStats } from '../src/index.js';
+import { Worker as BuiltWorker } from '../dist/index.js';
+import { Gate, deferred, flushMicrotasks } from './helpers.js';
+
+let server: Server | undefined;
+let base = '';
+const workers: Worker<any, any>[] = [];
+const gates: Gate<string>[] = [];
+
+/** Serves `registry` on 127.0.0.1 at a free port. */
+async function serve(registry: Registry): Promise<void> {
+  server = createServer(createAdminHandler(registry));
+  await new Promise<void>((resolve, reject) => {
+    server?.once('error', reject);
+    server?.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  expect(address).toBe('127.0.0.1');
+  base = `http://127.0.0.1:${port}`;
+}
+
+/** A registry with the given workers, served. */
+async function serveWorkers(...list: Worker<any, any>[]): Promise<Registry> {
+  const registry = new Registry();
+  for (const worker of list) {
+    workers.push(worker);
+    registry.add(worker);
+  }
+  await serve(registry);
+  return registry;
+}
+
+afterEach(async () => {
+  const s = server;
+  server = undefined;
+  if (s !== undefined) {
+    s.closeAllConnections();
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+  }
+  // Leave no job running between tests: stop starting jobs, then finish the ones that run.
+  const stopping = workers.splice(0).map((worker) => worker.stop().catch(() => undefined));
+  for (const gate of gates.splice(0)) gate.finishAll();
+  await Promise.all(stopping);
+});
+
+interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+async function call(method: string, path: string, body?: string): Promise<Reply> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = body;
+    init.headers = { 'content-type': 'application/json' };
+  }
+  const response = await fetch(`${base}${path}`, init);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text), headers: response.headers };
+}
+
+/** Asserts a JSON error reply: status and a non-empty `error` string. */
+function expectError(reply: Reply, status: number): void {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(status);
+  expect(typeof reply.body.error).toBe('string');
+  expect(reply.body.error.length).toBeGreaterThan(0);
+}
+
+/** A worker whose jobs run until the gate finishes them. */
+function gated(name: string, options: { autoRun?: boolean; concurrency?: number } = {}) {
+  const gate = new Gate<string>();
+  gates.push(gate);
+  const worker = new Worker<string, unknown>(gate.handler, { name, ...options });
+  return { gate, worker, queue: worker.bindQueue({ name: 'jobs' }) };
+}
+
+/** A strategy that picks an ineligible entry while `broken` is set: the worker halts on that pick. */
+let broken = true;
+const pickIneligible: Strategy = {
+  name: 'PickIneligible',
+  create: () => ({ pick: (list: readonly SourceView[]) => list.find((view) => view.eligible !== broken) as SourceView }),
+};
+
+describe('GET /health', () => {
+  it('200 with every worker healthy, with each worker in the body', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: 'a' }), new Worker(() => undefined, { name: 'b', autoRun: false }));
+    const reply = await call('GET', '/health');
+    expect(reply.status).toBe(200);
+    expect(reply.body.status).toBe('healthy');
+    expect(Object.keys(reply.body.workers)).toEqual(['a', 'b']);
+    expect(reply.body.workers.a.status).toBe('healthy');
+    expect(reply.body.workers.b.workerStatus).toBe('initiated');
+  });
+
+  it('200 for an empty registry', async () => {
+    await serveWorkers();
+    const reply = await call('GET', '/health');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ status: 'healthy', workers: {} });
+  });
+
+  it('503 when a worker is halted, naming it and the broken invariant', async () => {
+    broken = true;
+    const halted = new Worker<string, void>(() => undefined, { name: 'broken', strategy: pickIneligible });
+    halted.bindQueue().add('x');
+    halted.bindQueue();
+    await flushMicrotasks();
+    expect(halted.status).toBe('halted');
+    await serveWorkers(new Worker(() => undefined, { name: 'fine' }), halted);
+    const reply = await call('GET', '/health');
+    expect(reply.status).toBe(503);
+    expect(reply.body.status).toBe('halted');
+    expect(reply.body.workers.fine.status).toBe('healthy');
+    expect(reply.body.workers.broken.status).toBe('halted');
+    expect(reply.body.workers.broken.reason).toMatch(/invariant/);
+    // The error is spelled out, not dropped as {}.
+    expect(reply.body.workers.broken.error.message).toMatch(/invariant/);
+
+    // start() recovers (from halted), and health is 200 again.
+    broken = false;
+    const recovered = await call('POST', '/workers/broken/start');
+    expect(recovered.status).toBe(200);
+    expect(recovered.body.status).not.toBe('halted');
+    expect((await call('GET', '/health')).status).toBe(200);
+  });
+
+  it('503 when a threads worker is degraded by repeated thread crashes', async () => {
+    const threads = new BuiltWorker<string, string>(new URL('./fixtures/exit-thread.mjs', import.meta.url), { name: 'threads', concurrency: 1 });
+    const q = threads.bindQueue();
+    for (let i = 0; i < 3; i++) q.add(`crash ${i}`);
+    await expect(q.add('ok').result()).resolves.toBe('ok');
+    await serveWorkers(new Worker(() => undefined, { name: 'fine' }), threads as unknown as Worker<string, string>);
+    const reply = await call('GET', '/health');
+    expect(reply.status).toBe(503);
+    expect(reply.body.status).toBe('degraded');
+    expect(reply.body.workers.threads.status).toBe('degraded');
+    expect(reply.body.workers.threads.reason).toMatch(/crash/);
+  });
+});
+
+describe('GET /workers and /workers/:name', () => {
+  it('lists every worker with its status and concurrency', async () => {
+    await serveWorkers(
+      new Worker(() => undefined, { name: 'mailer', concurrency: 3 }),
+      new Worker(() => undefined, { name: 'unbounded', concurrency: Infinity, autoRun: false }),
+    );
+    const reply = await call('GET', '/workers');
+    expect(reply.status).toBe(200);
+    expect(reply.body.workers.map((w: { name: string }) => w.name)).toEqual(['mailer', 'unbounded']);
+    expect(reply.body.workers[0]).toMatchObject({ name: 'mailer', status: 'idle', concurrency: 3, health: { status: 'healthy' } });
+    expect(reply.body.workers[1]).toMatchObject({ name: 'unbounded', status: 'initiated', concurrency: 'Infinity' });
+  });
+
+  it('one worker: status, concurrency and its stats', async () => {
+    const { gate, worker, queue } = gated('mailer', { concurrency: 2 });
+    queue.add('a');
+    queue.add('b');
+    queue.add('c');
+    await flushMicrotasks();
+    await serveWorkers(worker);
+    const reply = await call('GET', '/workers/mailer');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ name: 'mailer', status: 'running', concurrency: 2, health: { status: 'healthy' } });
+    const stats = reply.body.stats as WorkerStats;
+    expect(stats.name).toBe('mailer');
+    expect(stats.running).toBe(2);
+    expect(stats.waiting).toBe(1);
+    expect(stats.counters).toMatchObject({ added: 3, started: 2 });
+    expect(stats.sources.jobs).toMatchObject({ waiting: 1, due: 1, running: 2 });
+    expect(stats.waitTime).toHaveProperty('p99');
+    gate.finishAll();
+  });
+
+  it('decodes names: a worker named "a b/c" is /workers/a%20b%2Fc', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: 'a b/c' }));
+    const reply = await call('GET', '/workers/a%20b%2Fc');
+    expect(reply.status).toBe(200);
+    expect(reply.body.name).toBe('a b/c');
+  });
+
+  it('404 for an unknown worker, on every route', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: 'known' }));
+    expectError(await call('GET', '/workers/nobody'), 404);
+    expectError(await call('POST', '/workers/nobody/pause'), 404);
+    expectError(await call('PUT', '/workers/nobody/concurrency', '{"concurrency": 2}'), 404);
+    expect((await call('GET', '/workers/nobody')).body.error).toContain('nobody');
+  });
+});
+
+describe('POST /workers/:name/pause|resume|start|stop', () => {
+  it('pause, resume, stop and start change the status and answer it', async () => {
+    const { gate, worker, queue } = gated('w');
+    await serveWorkers(worker);
+
+    let reply = await call('POST', '/workers/w/pause');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ name: 'w', status: 'paused' });
+    expect(worker.status).toBe('paused');
+
+    queue.add('job');
+    reply = await call('POST', '/workers/w/resume');
+    expect(reply.body).toEqual({ name: 'w', status: 'running' });
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['job']);
+
+    // stop answers at once: 'stopping' while the job runs.
+    reply = await call('POST', '/workers/w/stop');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ name: 'w', status: 'stopping' });
+    gate.finishAll();
+    await flushMicrotasks();
+    expect(worker.status).toBe('stopped');
+    expect((await call('GET', '/workers/w')).body.status).toBe('stopped');
+
+    reply = await call('POST', '/workers/w/start');
+    expect(reply.body).toEqual({ name: 'w', status: 'idle' });
+    expect(worker.status).toBe('idle');
+  });
+
+  it('start works from initiated; a no-op call (pause twice, start twice) is 200', async () => {
+    const { worker } = gated('w', { autoRun: false });
+    await serveWorkers(worker);
+    expect((await call('POST', '/workers/w/start')).body.status).toBe('idle');
+    expect((await call('POST', '/workers/w/start')).status).toBe(200);
+    expect((await call('POST', '/workers/w/pause')).status).toBe(200);
+    expect((await call('POST', '/workers/w/pause')).body).toEqual({ name: 'w', status: 'paused' });
+  });
+
+  it('409 with a JSON error when the state forbids the call', async () => {
+    const { worker } = gated('w', { autoRun: false });
+    await serveWorkers(worker);
+    // initiated: pause and resume are refused
+    expectError(await call('POST', '/workers/w/pause'), 409);
+    expectError(await call('POST', '/workers/w/resume'), 409);
+    // paused: start is refused
+    worker.start();
+    worker.pause();
+    const refused = await call('POST', '/workers/w/start');
+    expectError(refused, 409);
+    expect(refused.body.error).toContain('paused');
+    // stopped: resume and pause are refused
+    await worker.stop();
+    const resume = await call('POST', '/workers/w/resume');
+    expectError(resume, 409);
+    expect(resume.body.error).toContain('stopped');
+    expectError(await call('POST', '/workers/w/pause'), 409);
+    expect(worker.status).toBe('stopped');
+  });
+
+  it('409 for start while stopping (jobs still running)', async () => {
+    const { gate, worker, queue } = gated('w');
+    queue.add('long');
+    await flushMicrotasks();
+    await serveWorkers(worker);
+    const stopped = worker.stop();
+    expect(worker.status).toBe('stopping');
+    expectError(await call('POST', '/workers/w/start'), 409);
+    gate.finishAll();
+    await stopped;
+  });
+});
+
+describe('PUT /workers/:name/concurrency', () => {
+  it('sets a number, and "Infinity"', async () => {
+    const { worker } = gated('w');
+    await serveWorkers(worker);
+    let reply = await call('PUT', '/workers/w/concurrency', JSON.stringify({ concurrency: 4 }));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ name: 'w', concurrency: 4 });
+    expect(worker.concurrency).toBe(4);
+    reply = await call('PUT', '/workers/w/concurrency', JSON.stringify({ concurrency: 'Infinity' }));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ name: 'w', concurrency: 'Infinity' });
+    expect(worker.concurrency).toBe(Infinity);
+    expect((await call('GET', '/workers/w')).body.concurrency).toBe('Infinity');
+  });
+
+  it('raising it starts waiting jobs', async () => {
+    const { gate, worker, queue } = gated('w');
+    for (const data of ['a', 'b', 'c']) queue.add(data);
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['a']);
+    await serveWorkers(worker);
+    await call('PUT', '/workers/w/concurrency', '{"concurrency": 3}');
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['a', 'b', 'c']);
+    gate.finishAll();
+  });
+
+  it.each([
+    ['0', '{"concurrency": 0}'],
+    ['-1', '{"concurrency": -1}'],
+    ['1.5', '{"concurrency": 1.5}'],
+    ['"x"', '{"concurrency": "x"}'],
+    ['"4" (a string)', '{"concurrency": "4"}'],
+    ['null', '{"concurrency": null}'],
+    ['a missing field', '{}'],
+    ['a JSON null body', 'null'],
+    ['a JSON array body', '[4]'],
+    ['an empty body', ''],
+    ['invalid JSON', '{"concurrency": '],
+  ])('400 for %s, and the concurrency is unchanged', async (_label, body) => {
+    const { worker } = gated('w', { concurrency: 2 });
+    await serveWorkers(worker);
+    expectError(await call('PUT', '/workers/w/concurrency', body), 400);
+    expect(worker.concurrency).toBe(2);
+  });
+
+  it('413 for a body over 64 KiB', async () => {
+    const { worker } = gated('w', { concurrency: 2 });
+    await serveWorkers(worker);
+    const big = JSON.stringify({ concurrency: 3, padding: 'x'.repeat(70 * 1024) });
+    const reply = await rawRequest('PUT', '/workers/w/concurrency', big);
+    expect(reply.status).toBe(413);
+    expect(typeof JSON.parse(reply.text).error).toBe('string');
+    expect(worker.concurrency).toBe(2);
+    // Just under the limit is read.
+    const fits = JSON.stringify({ concurrency: 3, padding: 'x'.repeat(60 * 1024) });
+    expect((await call('PUT', '/workers/w/concurrency', fits)).status).toBe(200);
+    expect(worker.concurrency).toBe(3);
+  });
+});
+
+describe('paths and methods', () => {
+  it.each([['/'], ['/nope'], ['/healthz'], ['/health/extra'], ['/workers/w/unknown'], ['/workers/w/pause/now']])(
+    '404 JSON for the unknown path %s',
+    async (path) => {
+      await serveWorkers(new Worker(() => undefined, { name: 'w' }));
+      expectError(await call('GET', path), 404);
+    },
+  );
+
+  it.each([
+    ['POST', '/health', 'GET'],
+    ['DELETE', '/workers', 'GET'],
+    ['PUT', '/workers/w', 'GET'],
+    ['GET', '/workers/w/pause', 'POST'],
+    ['PUT', '/workers/w/stop', 'POST'],
+    ['POST', '/workers/w/concurrency', 'PUT'],
+    ['GET', '/workers/w/concurrency', 'PUT'],
+  ])('405 for %s %s, with Allow: %s', async (method, path, allowed) => {
+    const worker = new Worker(() => undefined, { name: 'w' });
+    await serveWorkers(worker);
+    const reply = await call(method, path, method === 'GET' ? undefined : '{"concurrency": 1}');
+    expectError(reply, 405);
+    expect(reply.headers.get('allow')).toBe(allowed);
+    expect(worker.status).toBe('idle');
+    expect(worker.concurrency).toBe(1);
+  });
+
+  it('a query string does not change the route', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: 'w' }));
+    expect((await call('GET', '/health?verbose=1')).status).toBe(200);
+  });
+
+  it('400 JSON for a malformed path segment', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: 'w' }));
+    const reply = await rawRequest('GET', '/workers/%E0%A4%A', undefined);
+    expect(reply.status).toBe(400);
+    expect(typeof JSON.parse(reply.text).error).toBe('string');
+  });
+
+  it('serves concurrent requests while jobs run', async () => {
+    const { gate, worker, queue } = gated('w');
+    const started = deferred();
+    worker.on('active', () => started.resolve());
+    queue.add('x');
+    await started.promise;
+    await serveWorkers(worker);
+    const replies = await Promise.all(Array.from({ length: 10 }, () => call('GET', '/workers/w')));
+    expect(replies.every((reply) => reply.status === 200 && reply.body.status === 'running')).toBe(true);
+    gate.finishAll();
+  });
+});
+
+/**
+ * A request through node:http: for bodies fetch would refuse to send as is and for paths fetch
+ * would normalise. Resolves with the status and body text.
+ */
+function rawRequest(method: string, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const { port } = server?.address() as AddressInfo;
+    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    // The server may answer 413 and close before reading the whole body: that is fine.
+    req.on('error', reject);
+    req.end(body);
+  });
+}

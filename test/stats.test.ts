@@ -1,0 +1,310 @@
+/**
+ * stats() (SPEC 8): counters, per-source numbers, the age of the oldest due job and wait/run
+ * time percentiles, on fake timers. Timings are read from `performance.now()` and due times
+ * from `Date.now()`: both are faked, so every duration below is exact virtual time.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Registry, Worker, type Job, type TimingStats } from '../src/index.js';
+import { Gate } from './helpers.js';
+
+const T0 = Date.UTC(2030, 0, 1);
+
+beforeEach(() => {
+  // Spelled out rather than relying on vitest's default set: `performance` must be faked,
+  // because stats time jobs with performance.now(); queueMicrotask must not be.
+  vi.useFakeTimers({
+    now: T0,
+    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
+  });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** HDR histograms keep 3 significant digits: compare within 0.5 %. */
+function expectNear(actual: number, expected: number): void {
+  expect(Math.abs(actual - expected), `${actual} should be about ${expected}`).toBeLessThanOrEqual(Math.max(0.01, expected * 0.005));
+}
+
+function expectTiming(timing: TimingStats, expected: Omit<TimingStats, 'count'> & { count: number }): void {
+  expect(timing.count).toBe(expected.count);
+  expectNear(timing.mean, expected.mean);
+  expectNear(timing.p50, expected.p50);
+  expectNear(timing.p90, expected.p90);
+  expectNear(timing.p99, expected.p99);
+  expectNear(timing.max, expected.max);
+}
+
+describe('counters', () => {
+  it('added, started, succeeded, failed, retried, dead and cancelled are exact through a scenario', async () => {
+    const worker = new Worker<string, string>(
+      async (job: Job<string>) => {
+        await sleep(10);
+        if (job.data === 'always fails' || job.data === 'fails, no retry') throw new Error('always');
+        if (job.data === 'fails once' && job.attempt === 1) throw new Error('once');
+        return job.data;
+      },
+      { concurrency: 1, autoRun: false, retry: { attempts: 2, backoff: { type: 'fixed', delay: 100 } } },
+    );
+    const q = worker.bindQueue({ name: 'q' });
+    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+    expect(worker.stats().counters).toEqual(zero);
+
+    q.add('ok 1');
+    q.add('ok 2');
+    const failing = q.add('always fails');
+    const flaky = q.add('fails once');
+    const doomed = q.add('cancelled while waiting');
+    const noRetry = q.add('fails, no retry', { retry: { attempts: 1 } });
+    expect(worker.stats().counters).toEqual({ ...zero, added: 6 });
+
+    doomed.cancel();
+    expect(worker.stats().counters).toEqual({ ...zero, added: 6, cancelled: 1 });
+
+    worker.start();
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    // Attempts: ok 1, ok 2, always fails #1 (retried), fails once #1 (retried), fails, no retry
+    // (failed for good), then after the backoff always fails #2 (failed for good) and fails once #2.
+    expect([failing.status, flaky.status, noRetry.status, doomed.status]).toEqual(['failed', 'succeeded', 'failed', 'cancelled']);
+    expect(worker.stats().counters).toEqual({
+      added: 6,
+      started: 7,
+      succeeded: 3,
+      failed: 2,
+      retried: 2,
+      dead: 2,
+      cancelled: 1,
+    });
+    expect(worker.deadLetters.map((entry) => entry.data)).toEqual(['fails, no retry', 'always fails']);
+  });
+
+  it('a job failing its only attempt counts failed and dead; with deadLetterLimit 0 it is failed but not dead', async () => {
+    const handler = (): never => {
+      throw new Error('nope');
+    };
+    const keeping = new Worker(handler);
+    keeping.bindQueue().add('x');
+    const dropping = new Worker(handler, { deadLetterLimit: 0 });
+    dropping.bindQueue().add('x');
+    await keeping.waitUntilIdle();
+    await dropping.waitUntilIdle();
+    expect(keeping.stats().counters).toMatchObject({ added: 1, started: 1, failed: 1, dead: 1, retried: 0, succeeded: 0 });
+    expect(dropping.stats().counters).toMatchObject({ added: 1, started: 1, failed: 1, dead: 0, retried: 0, succeeded: 0 });
+  });
+
+  it('purge and cancelling a running job count as cancelled; a retry is not a new job', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { retry: { attempts: 3 } });
+    const q = worker.bindQueue();
+    const running = q.add('running');
+    q.add('purged 1');
+    q.add('purged 2');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(q.purge()).toBe(2);
+    running.cancel();
+    expect(worker.stats().counters).toMatchObject({ added: 3, started: 1, cancelled: 3 });
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    expect(worker.stats().counters).toMatchObject({ added: 3, started: 1, succeeded: 0, cancelled: 3 });
+
+    const retried = q.add('retried');
+    await vi.advanceTimersByTimeAsync(0);
+    gate.open[0]?.fail(new Error('first'));
+    await vi.advanceTimersByTimeAsync(0);
+    gate.open[0]?.finish('second');
+    await worker.waitUntilIdle();
+    expect(retried.status).toBe('succeeded');
+    expect(worker.stats().counters).toMatchObject({ added: 4, started: 3, succeeded: 1, retried: 1, failed: 0 });
+  });
+});
+
+describe('per-source numbers', () => {
+  it('waiting, due, delayed and running per source, and their totals', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 2, name: 'numbers' });
+    const a = worker.bindQueue({ name: 'a', priority: 1 });
+    const b = worker.bindPriorityQueue({ name: 'b', priority: 2 });
+    worker.bindQueue({ name: 'empty' });
+    a.add('a1');
+    a.add('a2');
+    a.add('a3');
+    a.add('a4');
+    a.add('a5 later', { delay: 1000 });
+    b.add('b1', 1);
+    b.add('b2 later', 1, { runAt: T0 + 5000 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gate.order).toEqual(['a1', 'a2']);
+
+    const stats = worker.stats();
+    expect(stats.name).toBe('numbers');
+    expect(stats.status).toBe('running');
+    expect(stats.concurrency).toBe(2);
+    expect(stats.running).toBe(2);
+    expect(stats.waiting).toBe(5);
+    expect(stats.delayed).toBe(2);
+    expect(stats.sampleEvery).toBe(8);
+    expect(Object.keys(stats.sources)).toEqual(['a', 'b', 'empty']);
+    expect(stats.sources.a).toMatchObject({ waiting: 3, due: 2, delayed: 1, running: 2 });
+    expect(stats.sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
+    expect(stats.sources.empty).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, oldestDueAgeMs: null });
+    expect(a.length).toBe(3);
+
+    gate.finishAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(worker.stats().sources.a).toMatchObject({ waiting: 1, due: 0, delayed: 1, running: 2 });
+    expect(worker.stats().sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
+  });
+
+  it('a delayed job whose due time has passed counts as due, not delayed, while every slot is busy (SPEC 3 words)', async () => {
+    // SPEC 3: "A waiting job is *due* once its due time has passed, and *delayed* before." A
+    // worker whose slots are all taken does not look at its delayed jobs until a slot frees, but
+    // stats() must still tell an overdue job from a delayed one: that is the stuck-queue signal.
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const q = worker.bindQueue({ name: 'q' });
+    q.add('holds the only slot');
+    q.add('due at +100', { delay: 100 });
+    await vi.advanceTimersByTimeAsync(400);
+    expect(gate.order).toEqual(['holds the only slot']);
+    const stats = worker.stats();
+    expect(stats.sources.q).toMatchObject({ waiting: 1, due: 1, delayed: 0, running: 1 });
+    expect(stats.delayed).toBe(0);
+    expect(stats.sources.q?.oldestDueAgeMs).toBe(300);
+    gate.finishAll();
+    await vi.advanceTimersByTimeAsync(0);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+  });
+});
+
+describe('oldestDueAgeMs', () => {
+  it('is null for an empty source and grows with time for a source stuck behind its rate limit', async () => {
+    const worker = new Worker(() => undefined, { concurrency: 4 });
+    const limited = worker.bindQueue({ name: 'limited', rateLimit: { limit: 1, interval: 10_000 } });
+    const idle = worker.bindQueue({ name: 'idle' });
+    for (let i = 0; i < 12; i++) limited.add(`job ${i}`);
+    await vi.advanceTimersByTimeAsync(0);
+    // One start per 10 s: the first ran, eleven wait, all of them due.
+    expect(worker.stats().counters.started).toBe(1);
+    expect(worker.stats().sources.limited).toMatchObject({ waiting: 11, due: 11, delayed: 0, running: 0 });
+    expect(worker.stats().sources.idle?.oldestDueAgeMs).toBeNull();
+
+    expect(worker.stats().sources.limited?.oldestDueAgeMs).toBe(0);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(worker.stats().sources.limited?.oldestDueAgeMs).toBe(1000);
+    await vi.advanceTimersByTimeAsync(2500);
+    expect(worker.stats().sources.limited?.oldestDueAgeMs).toBe(3500);
+    expect(worker.stats().oldestDueAgeMs).toBe(3500);
+    expect(worker.stats().sources.idle?.oldestDueAgeMs).toBeNull();
+
+    // At +10 s the second job starts: the oldest due job is now the third, still added at +0.
+    await vi.advanceTimersByTimeAsync(6500);
+    expect(worker.stats().counters.started).toBe(2);
+    expect(worker.stats().sources.limited?.oldestDueAgeMs).toBe(10_000);
+
+    limited.purge();
+    expect(worker.stats().sources.limited?.oldestDueAgeMs).toBeNull();
+    expect(worker.stats().oldestDueAgeMs).toBeNull();
+    idle.add('quick');
+    await worker.waitUntilIdle();
+  });
+
+  it('counts from the due time of a delayed job, not from its add', async () => {
+    const worker = new Worker(() => undefined);
+    const q = worker.bindQueue({ name: 'q', rateLimit: { limit: 1, interval: 10_000 } });
+    q.add('takes the only start of the window');
+    q.add('due at +2000', { delay: 2000 });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(worker.stats().sources.q).toMatchObject({ due: 0, delayed: 1, oldestDueAgeMs: null });
+    await vi.advanceTimersByTimeAsync(4000);
+    // Due since +2000, held back by the rate limit until +10 000.
+    expect(worker.stats().sources.q).toMatchObject({ due: 1, delayed: 0, oldestDueAgeMs: 3000 });
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(worker.stats().counters.started).toBe(2);
+    expect(worker.stats().sources.q?.oldestDueAgeMs).toBeNull();
+    await worker.waitUntilIdle();
+  });
+});
+
+describe('wait and run time percentiles', () => {
+  /**
+   * Adds `n` jobs while the worker is paused, keeps them waiting `waitMs`, then lets them all
+   * start at once; each runs `runMs`. Every job waits and runs exactly as long, so the result
+   * does not depend on which one in `sampleEvery` was sampled.
+   */
+  async function batch(worker: Worker<number, void>, queue: { add(data: number): unknown }, n: number, waitMs: number, runMs: number) {
+    worker.pause();
+    for (let i = 0; i < n; i++) queue.add(runMs);
+    await vi.advanceTimersByTimeAsync(waitMs);
+    worker.resume();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(worker.numProcessing).toBe(n);
+    await vi.advanceTimersByTimeAsync(runMs);
+    await worker.waitUntilIdle();
+  }
+
+  it('reflect known virtual durations, sampled one job in sampleEvery', async () => {
+    const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity });
+    const q = worker.bindQueue();
+    expectTiming(worker.stats().waitTime, { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
+
+    await batch(worker, q, 64, 250, 40);
+    const every = worker.stats().sampleEvery;
+    expectTiming(worker.stats().waitTime, { count: 64 / every, mean: 250, p50: 250, p90: 250, p99: 250, max: 250 });
+    expectTiming(worker.stats().runTime, { count: 64 / every, mean: 40, p50: 40, p90: 40, p99: 40, max: 40 });
+
+    // Half as many again, waiting 1000 ms and running 400 ms: the median stays with the first
+    // batch, the 90th percentile moves to the second.
+    await batch(worker, q, 32, 1000, 400);
+    const count = 96 / every;
+    expectTiming(worker.stats().waitTime, { count, mean: (8 * 250 + 4 * 1000) / 12, p50: 250, p90: 1000, p99: 1000, max: 1000 });
+    expectTiming(worker.stats().runTime, { count, mean: (8 * 40 + 4 * 400) / 12, p50: 40, p90: 400, p99: 400, max: 400 });
+  });
+
+  it('the wait of a delayed job counts from its due time, and a retry adds no wait sample', async () => {
+    const worker = new Worker<number, void>(
+      (job) => {
+        if (job.attempt === 1 && job.data < 0) throw new Error('retry me');
+        return sleep(Math.abs(job.data));
+      },
+      { concurrency: Infinity, retry: { attempts: 2, backoff: { type: 'fixed', delay: 5000 } } },
+    );
+    const q = worker.bindQueue();
+    for (let i = 0; i < 16; i++) q.add(-20, { delay: 700 });
+    await vi.advanceTimersByTimeAsync(700);
+    await vi.advanceTimersByTimeAsync(5000);
+    await vi.advanceTimersByTimeAsync(20);
+    await worker.waitUntilIdle();
+    const stats = worker.stats();
+    expect(stats.counters).toMatchObject({ added: 16, started: 32, retried: 16, succeeded: 16 });
+    // Started the moment they came due: no wait. Only first attempts are timed.
+    expect(stats.waitTime.count).toBe(2);
+    expect(stats.waitTime.max).toBeLessThan(1);
+    // Run times: a failed first attempt (0 ms) and a 20 ms second one per sampled job.
+    expect(stats.runTime.count).toBe(4);
+    expectNear(stats.runTime.max, 20);
+  });
+});
+
+describe('Registry.stats()', () => {
+  it('has every registered worker, by name, each as its own stats()', async () => {
+    const registry = new Registry();
+    const mailer = new Worker(() => undefined, { name: 'mailer' });
+    const thumbs = new Worker(() => undefined, { name: 'thumbs', autoRun: false });
+    registry.add(mailer).add(thumbs);
+    mailer.bindQueue({ name: 'emails' }).add('hi');
+    thumbs.bindQueue({ name: 'images' }).add('cat.png');
+    await mailer.waitUntilIdle();
+    const stats = registry.stats();
+    expect(Object.keys(stats.workers)).toEqual(['mailer', 'thumbs']);
+    expect(stats.workers.mailer).toEqual(mailer.stats());
+    expect(stats.workers.mailer?.counters).toMatchObject({ added: 1, started: 1, succeeded: 1 });
+    expect(stats.workers.thumbs?.status).toBe('initiated');
+    expect(stats.workers.thumbs?.sources.images).toMatchObject({ waiting: 1, due: 1 });
+    expect(new Registry().stats()).toEqual({ workers: {} });
+  });
+});
