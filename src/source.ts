@@ -52,8 +52,10 @@ export interface SourceHost {
   now(): number;
   /** Whether jobs run in worker threads (the `transfer` add option needs it). */
   readonly threads: boolean;
-  /** A job was added (due or delayed; `isNew` false for a retry): the worker should look at the list soon. */
-  jobAdded(isNew: boolean): void;
+  /** A new job was made by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
+  jobCreated(): void;
+  /** A job joined the source (due or delayed, new or a retry): the worker should look at the list soon. */
+  jobAdded(): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
 }
@@ -299,6 +301,7 @@ export abstract class Source<T = unknown, R = unknown> {
       else runAt = parsed.runAt;
     }
     const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
+    this.host.jobCreated();
     if (parsed !== undefined && parsed.needsExtras) {
       const ext = job.extras();
       ext.id = parsed.id;
@@ -325,6 +328,7 @@ export abstract class Source<T = unknown, R = unknown> {
   enqueueAfter(blocker: JobRecord, data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
     const parsed = options === undefined ? undefined : parseAddOptions(options, this.host.threads);
     const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
+    this.host.jobCreated();
     const ext = job.extras();
     ext.id = parsed?.id;
     ext.timeout = parsed?.timeout;
@@ -378,7 +382,7 @@ export abstract class Source<T = unknown, R = unknown> {
       this.due.pushFresh(job);
     }
     this.#noteAdd(job);
-    this.host.jobAdded(true);
+    this.host.jobAdded();
   }
 
 
@@ -394,7 +398,7 @@ export abstract class Source<T = unknown, R = unknown> {
     if (dueAt !== UNTIMED) this.timed++;
     this.core.waiting++;
     this.core.delayed++;
-    this.host.jobAdded(false);
+    this.host.jobAdded();
   }
 
   /** @internal Adds many jobs all or nothing. */

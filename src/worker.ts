@@ -305,7 +305,8 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     this.#host = {
       now: () => Date.now(),
       threads: threadModule !== undefined,
-      jobAdded: (isNew) => this.#jobAdded(isNew),
+      jobCreated: () => void this.#metrics.counters.added++,
+      jobAdded: () => this.#jobAdded(),
       jobCancelled: (job) => this.#jobCancelled(job),
     };
     this.#slotDone = (slot, ok, value) => {
@@ -494,7 +495,13 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
   pause(): void {
     if (this.#phase === Phase.Paused) return;
     if (this.#phase !== Phase.Started) {
-      throw new InvalidStateError('pause', this.status, this.#phase === Phase.Initiated ? 'call start() first' : 'call start() to run again');
+      const hint =
+        this.#phase === Phase.Initiated
+          ? 'call start() first'
+          : this.status === 'stopping'
+            ? 'await stop(), then call start() to run again'
+            : 'call start() to run again';
+      throw new InvalidStateError('pause', this.status, hint);
     }
     this.#phase = Phase.Paused;
     this.#disarmTimer();
@@ -646,8 +653,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     return name;
   }
 
-  #jobAdded(isNew: boolean): void {
-    if (isNew) this.#metrics.counters.added++;
+  #jobAdded(): void {
     this.#busy = true;
     if (this.#phase === Phase.Started) this.#schedulePump();
   }

@@ -83,7 +83,8 @@ export function optionsObject(name: string, value: unknown): void {
 export function dateOrEpochMs(name: string, value: unknown): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) {
-    throw new TypeError(`qmux: ${name} must be a valid Date or epoch milliseconds, got ${show(value)}`);
+    const got = value instanceof Date ? 'an invalid Date' : show(value);
+    throw new TypeError(`qmux: ${name} must be a valid Date or epoch milliseconds, got ${got}`);
   }
   return ms;
 }

@@ -1,0 +1,262 @@
+/**
+ * Every program in examples/ runs as a child process (`node --import tsx`), exits 0 and prints
+ * what it promises. Examples import 'qmux', which resolves to dist/ through the package's own
+ * `exports` (npm test builds dist first). They run one at a time: several are timing demos, and
+ * the machine has 2 cores. Assertions stick to what does not depend on scheduling.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const EXAMPLES = join(ROOT, 'examples');
+/** Modules that examples import (thread handlers and the like), not programs. */
+const HELPER = /(^|-)handler\.[cm]?[jt]s$/;
+const PER_EXAMPLE_TIMEOUT_MS = 20_000;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runExample(file: string, args: string[] = []): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join(EXAMPLES, file), ...args],
+      { cwd: ROOT, timeout: PER_EXAMPLE_TIMEOUT_MS, maxBuffer: 10 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ code, stdout, stderr: error !== null && error.killed ? `${stderr}\n[killed after ${PER_EXAMPLE_TIMEOUT_MS} ms]` : stderr });
+      },
+    );
+  });
+}
+
+const lines = (text: string): string[] => text.split('\n').map((line) => line.trimEnd()).filter((line) => line !== '');
+
+const SAMPLES = readdirSync(join(EXAMPLES, 'cli-throttle'))
+  .filter((file) => file.endsWith('.txt'))
+  .sort()
+  .map((file) => join('examples', 'cli-throttle', file));
+
+/** What each program must print, beyond exiting 0. */
+const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> = {
+  'strategies-priority.ts': {
+    check: (out) => expect(lines(out)).toEqual(['alert 1', 'alert 2', 'report 1', 'email 1', 'email 2']),
+  },
+  'strategies-round-robin.ts': {
+    check: (out) => expect(lines(out)).toEqual(['alert 1', 'report 1', 'email 1', 'alert 2', 'email 2', 'email 3']),
+  },
+  'strategies-length.ts': {
+    check: (out) =>
+      expect(lines(out)).toEqual(['MaxLen: email alert email alert report email', 'MinLen: report alert alert email email email']),
+  },
+  'weighted.ts': {
+    check: (out) => {
+      expect(out).toContain('1-10  a g a a g a i a g a');
+      expect(out).toContain('11-20  a g a a g a i a g a');
+      expect(out).toMatch(/acme\s+weight 6\s+12 jobs\s+60%/);
+    },
+  },
+  'topic-fanout.ts': {
+    check: (out) => {
+      expect(out).toContain('publish A-0 with 0 subscribers -> 0 jobs');
+      expect(out).toContain('publish A-1 with 2 subscribers -> 2 jobs');
+      expect(out).toContain('results: "invoice for A-2", "parcel for A-2"');
+      expect(out).toContain('statuses: succeeded, succeeded');
+      expect(out).toContain('publish A-4 with 1 subscriber -> 1 job');
+      expect(out).toContain('publish A-5 with 0 subscribers -> 0 jobs');
+    },
+  },
+  'demo.ts': {
+    check: (out) => {
+      expect(out).toContain('worker "demo": 3 slots, strategy Priority');
+      expect(out).toMatch(/13 jobs started, 13 completed in \d+ ms; at most [1-3] of 3 slots in use\./);
+      expect(out).toMatch(/The delayed alert \(delay 600 ms\) started at \+\d+ms; its status is "succeeded", the worker's "idle"\./);
+      expect(out).toMatch(/alerts .* at most 1 running/);
+      expect(out).toMatch(/emails .* at most [12] in any 500ms/);
+    },
+  },
+  'threads-cpu.ts': {
+    check: (out) => {
+      const async = /async worker[^\n]*:\s+(\d+) primes/.exec(out);
+      const threads = /threads worker[^\n]*:\s+(\d+) primes/.exec(out);
+      expect(async?.[1]).toBe('348513'); // primes below 5,000,000
+      expect(threads?.[1]).toBe('348513');
+      expect(out).toMatch(/speed-up: [\d.]+x/);
+    },
+  },
+  'retries.ts': {
+    check: (out) => {
+      expect(out).toContain('pay-1  attempt 1 failed (HTTP 503), retry in 50 ms');
+      expect(out).toContain('pay-1  attempt 2 failed (HTTP 503), retry in 100 ms');
+      expect(out).toContain('pay-1  attempt 3 succeeded: receipt for pay-1');
+      expect(out).toContain('pay-2  attempt 1 failed (HTTP 400), not retried: failed for good');
+      expect(out).toContain('pay-4  attempt 4 failed (HTTP 500), out of attempts: failed for good');
+      // exponential, capped at maxDelay 400
+      expect(out).toContain('pay-5  attempt 4 failed (HTTP 503), retry in 400 ms');
+      expect(out).toContain('pay-5  attempt 5 failed (HTTP 503), retry in 400 ms');
+      expect(out).toContain('pay-5  attempt 6 succeeded');
+      expect(out).toContain('statuses: pay-1=succeeded, pay-2=failed, pay-3=succeeded, pay-4=failed, pay-5=succeeded');
+      expect(out).toContain('dead letters (2):');
+      expect(out).toContain('redrive pay-4 -> receipt for pay-4 on attempt 1');
+      expect(out).toContain('dead letters left: pay-2');
+    },
+  },
+  'graceful-shutdown.ts': {
+    check: (out) => {
+      expect(out).toContain('SIGINT: shutting down, waiting up to 1000 ms for running jobs');
+      expect(out).toContain('mailer: newsletter (600 ms) done');
+      expect(out).toContain('reports: quarterly report (10 s) cancelled (its signal aborted)');
+      expect(out).toContain('shutdown result: stopped [mailer], unfinished [reports]');
+      expect(out).toContain('the quarterly report is cancelled: CancelledError');
+      expect(out).toContain('reports: stopped, 2 job(s) still queued');
+      // The newsletter finished during the shutdown, before its result.
+      expect(out.indexOf('newsletter (600 ms) done')).toBeGreaterThan(out.indexOf('SIGINT: shutting down'));
+      expect(out.indexOf('newsletter (600 ms) done')).toBeLessThan(out.indexOf('shutdown result'));
+    },
+  },
+  'rate-limit.ts': {
+    check: (out) => {
+      expect(out).toMatch(/github: 9 calls, at most [1-3] started in any 300 ms \(limit 3\), at most [12] in flight \(limit 2\)/);
+      expect(out).toMatch(/weather: 10 calls, at most [1-5] started in any 300 ms \(limit 5\), at most [1-5] in flight \(limit 5\)/);
+      expect(out).toMatch(/search: 6 calls, no rate limit, at most 1 in flight \(limit 1\)/);
+      expect(out).toMatch(/25 of 25 calls answered 200/);
+    },
+  },
+  'delayed.ts': {
+    check: (out) => {
+      expect(out).toContain('statuses after add: now=waiting, +300=delayed, +100=delayed, +200 (runAt)=delayed, past runAt=waiting');
+      expect(out).toContain('ran: now, past runAt, +100, +200 (runAt), +300');
+      expect(out).toContain('jobs started before their due time: 0');
+      expect(out).toContain('one slot: long job (150 ms) -> due at +50 -> added at +100, due at once');
+    },
+  },
+  'priority-queue.ts': {
+    check: (out) =>
+      expect(lines(out)).toEqual([
+        'tickets alone: P0 outage, P0 data loss, P1 login slow, P1 export broken, P2 typo, P3 feature idea',
+        'addAll results, in add order: done P3 wishlist, done P0 breach, done P1 billing',
+        'with a ranked queue: INCIDENT db down, INCIDENT dns, P0 outage, P1 login slow, P2 typo',
+      ]),
+  },
+  'cancellation.ts': {
+    check: (out) => {
+      expect(out).toContain('before: big.iso running, small.txt waiting, unwanted.zip waiting');
+      expect(out).toContain('big.cancel() again -> false (already settled)');
+      expect(out).toContain('unwanted.zip: cancelled, rejected with CancelledError (qmux: job cancelled: user changed their mind)');
+      expect(out).toContain('big.iso: cancelled, rejected with CancelledError');
+      expect(out).toContain('small.txt: succeeded, result 200 OK');
+      expect(out).toContain('report.pdf: cancelled, rejected with CancelledError (qmux: job cancelled: client disconnected)');
+      expect(out).toContain('late.pdf: cancelled, rejected with CancelledError (qmux: job cancelled: too late)');
+      expect(out).toContain('purge() removed 3 waiting jobs; queue length now 0');
+      expect(out).toContain('counters: 8 added, 3 started, 1 succeeded, 7 cancelled');
+      // The running jobs' handlers saw their signals abort: big.iso and report.pdf.
+      expect(out.match(/the handler saw its signal abort: CancelledError/g)).toHaveLength(2);
+    },
+  },
+  'admin.ts': {
+    check: (out) => {
+      expect(out).toContain('GET /health\n  -> 200 {"status":"healthy","workers":["mailer","thumbnails"]}');
+      expect(out).toContain('POST /workers/mailer/pause\n  -> 200 {"name":"mailer","status":"paused"}');
+      expect(out).toContain('PUT /workers/mailer/concurrency {"concurrency":4}\n  -> 200 {"name":"mailer","concurrency":4}');
+      expect(out).toContain('-> 200 {"name":"mailer","concurrency":"Infinity"}');
+      expect(out).toContain('POST /workers/thumbnails/stop\n  -> 200 {"name":"thumbnails","status":"stopping"}');
+      expect(out).toMatch(/POST \/workers\/thumbnails\/resume\n {2}-> 409 \{"error":"qmux: cannot resume\(\)/);
+      expect(out).toMatch(/\{"concurrency":0\}\n {2}-> 400 \{"error":/);
+      expect(out).toMatch(/GET \/workers\/nobody\n {2}-> 404 \{"error":/);
+      expect(out).toContain('DELETE /workers/mailer\n  -> 405 (Allow: GET)');
+      expect(out).toContain('server closed, workers stopped');
+    },
+  },
+  'stats.ts': {
+    check: (out) => {
+      expect(out).toContain('counters: added 104, started 113, succeeded 104, failed 0, retried 9, dead 0, cancelled 0');
+      expect(out).toMatch(/wait time over 1[34] sampled jobs \(1 in 8\): p50 [\d.]+ms/);
+      expect(out).toMatch(/run time over 14 sampled jobs \(1 in 8\): p50 [\d.]+ms/);
+      expect(out).toContain('now: status idle, waiting 0, oldest due job none');
+      expect(out).toContain('registry.stats() has: api');
+      // The batch queue starves behind the interactive one: its oldest due job shows an age.
+      expect(out).toMatch(/\s\d+ms\s+\d+\n/);
+    },
+  },
+  'cli-throttle.ts': {
+    args: ['--strategy', 'RoundRobin', '--concurrency', '2', ...SAMPLES],
+    check: (out) => {
+      expect(out).toContain('9 commands from 2 file(s), strategy RoundRobin, concurrency 2');
+      // Not a TTY here: plain progress lines instead of the bar.
+      expect(out.match(/^\[\d\/9\] ok {5}(fast|slow)\.txt:\d+ {2}/gm)).toHaveLength(9);
+      // RoundRobin alternates between the files while both have work.
+      expect(out).toContain('start order: fast:2 slow:2 fast:3 slow:3 fast:4 slow:4 fast:6 slow:5 fast:7');
+      expect(out).toMatch(/fast\.txt\s+5\s+0\s+[\d.]+ s/);
+      expect(out).toMatch(/slow\.txt\s+4\s+0\s+[\d.]+ s/);
+      expect(out).toMatch(/all\s+9\s+0/);
+    },
+  },
+};
+
+const programs = readdirSync(EXAMPLES)
+  .filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts') && !HELPER.test(file))
+  .sort();
+
+beforeAll(() => {
+  if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` (npm test does) before this file');
+});
+
+describe('examples/', () => {
+  it('has the per-feature programs', () => {
+    for (const name of Object.keys(EXPECT)) {
+      if (name === 'threads-cpu.ts' && !programs.includes(name)) continue; // added separately
+      expect(programs).toContain(name);
+    }
+    expect(SAMPLES.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each(programs)('%s exits 0 and prints what it promises', async (file) => {
+    const expected = EXPECT[file];
+    const run = await runExample(file, expected?.args);
+    expect(run.code, `exit code; stderr:\n${run.stderr}`).toBe(0);
+    expect(run.stdout.trim().length).toBeGreaterThan(0);
+    // A program with no entry above is still run: it must exit 0 and print something.
+    expected?.check(run.stdout);
+  });
+});
+
+describe('examples/cli-throttle.ts, failures and usage', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'qmux-cli-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reports failed commands in the summary and exits 1', async () => {
+    const file = join(dir, 'mixed.txt');
+    writeFileSync(file, 'echo fine\nexit 3\n# a comment\n\nnode -e "process.exit(0)"\n');
+    const run = await runExample('cli-throttle.ts', ['--concurrency', '1', file]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('3 commands from 1 file(s), strategy Priority, concurrency 1');
+    expect(run.stdout).toMatch(/\[2\/3\] FAILED mixed\.txt:2 {2}exit 3 {2}\(exit code 3\)/);
+    expect(run.stdout).toMatch(/mixed\.txt\s+2\s+1\s/);
+    expect(run.stdout).toContain('start order: mixed:1 mixed:2 mixed:5');
+    expect(run.stdout).toContain('Failed:');
+  });
+
+  it.each([
+    [['--strategy', 'Fastest', 'x.txt'], /unknown strategy "Fastest"/],
+    [['--concurrency', '0', 'x.txt'], /--concurrency must be a positive integer/],
+    [[], /give at least one input file/],
+    [['--nope'], /Unknown option '--nope'/],
+  ])('exits 2 with a usage message for %j', async (args, message) => {
+    const run = await runExample('cli-throttle.ts', args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr).toContain('usage: cli-throttle');
+  });
+});
