@@ -1,87 +1,22 @@
-import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { EventEmitter } from 'eventemitter3';
 import { Dispatcher } from './dispatcher.js';
+import { CrashWindow, type WorkerHealth } from './health.js';
+import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
 import { DeadLetterStore, type DeadLetter } from './dead-letters.js';
 import { InvalidStateError, InvariantError, TimeoutError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
-import { isThreadCrash, ThreadPool, type ThreadPoolOptions } from './pool/threads.js';
+import { isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
 import { Queue } from './queue.js';
-import { backoffDelay, checkRetryOptions, mergeRetry, type RetryOptions } from './retry.js';
-import { checkTimeout, type AddOptions } from './add-options.js';
+import { backoffDelay, mergeRetry, type RetryOptions } from './retry.js';
+import type { AddOptions } from './add-options.js';
 import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
-import { assertStrategy, currentDefaultStrategy, type Strategy } from './strategies/index.js';
+import type { Strategy } from './strategies/index.js';
 import { Subscription, type Topic } from './topic.js';
-
-/**
- * A handler: does one job. It may return a value or a promise; throwing or rejecting fails the job.
- *
- * @typeParam T - job data
- * @typeParam R - result
- */
-export type Handler<T, R> = (job: Job<T>) => R | PromiseLike<R>;
-
-/** The job data of a function worker: a function to call. */
-export type Task<R> = () => R | PromiseLike<R>;
-
-/** Options for `new Worker(...)`. All are optional. */
-export interface WorkerOptions {
-  /**
-   * Most jobs running at once: a positive integer or `Infinity`. Default 1; in a threads worker,
-   * the number of threads, default `os.availableParallelism()`.
-   */
-  concurrency?: number;
-  /** Where handlers run: `'async'` (default for a function handler: slots in the main thread). */
-  pool?: 'async';
-  /** Which source gives the next job. Default: the current default strategy (`Strategy.Priority` unless changed). */
-  strategy?: Strategy;
-  /** Start dispatching at once. Default true; with false, nothing runs until `start()`. */
-  autoRun?: boolean;
-  /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`...). */
-  name?: string;
-  /** Retry policy for every job (a job's `retry` add option overrides it field by field). Default: no retry. */
-  retry?: RetryOptions;
-  /** Fails an attempt that runs longer than this many ms (a finite number > 0). Default: none. */
-  timeout?: number;
-  /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
-  deadLetterLimit?: number;
-}
-
-/**
- * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
- * through to tinypool.
- */
-export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, ThreadPoolOptions {
-  /** `'threads'`: implied by a URL or path handler. */
-  pool?: 'threads';
-}
-
-/**
- * What `worker.health()` returns.
- *
- * @example
- * ```ts
- * const { status, reason } = worker.health();
- * if (status !== 'healthy') console.warn(worker.name, status, reason);
- * ```
- */
-export interface WorkerHealth {
-  /** `healthy`; `degraded` (working, but something keeps going wrong, such as thread crashes); `halted` (fail-stopped). */
-  status: 'healthy' | 'degraded' | 'halted';
-  /** Why it is not healthy. */
-  reason?: string;
-  /** The error that halted it or made it degraded. */
-  error?: unknown;
-  /** The worker's status at the time. */
-  workerStatus: WorkerStatus;
-}
 
 /**
  * A worker's status:
@@ -108,23 +43,6 @@ enum Phase {
   Halted,
 }
 
-const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool']);
-const THREAD_OPTIONS = new Set(['minThreads', 'idleTimeout', 'resourceLimits']);
-
-/** Thread crashes within this window that make a threads worker `degraded`. */
-const CRASH_WINDOW_MS = 60_000;
-const CRASHES_TO_DEGRADE = 3;
-
-/** The module URL of a threads handler given as a URL or a path; throws if it is not a file that exists. */
-function handlerModule(handler: URL | string): string {
-  const url =
-    handler instanceof URL ? handler : handler.startsWith('file:') ? new URL(handler) : pathToFileURL(resolvePath(handler));
-  if (url.protocol === 'file:' && !existsSync(fileURLToPath(url))) {
-    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
-  }
-  return url.href;
-}
-
 /** What `redrive` needs to put a dead letter back. */
 interface Origin {
   job: JobRecord;
@@ -142,20 +60,14 @@ const enum Outcome {
   Failed,
 }
 
+export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
+export type { WorkerHealth } from './health.js';
+
 let workerCount = 0;
 
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
-}
-
-/** Calls a function worker's job. */
-function runTask(job: Job<unknown>): unknown {
-  const task = job.data;
-  if (typeof task !== 'function') {
-    throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(task)}`);
-  }
-  return (task as Task<unknown>)();
 }
 
 /**
@@ -201,9 +113,8 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
   readonly #metrics = new Metrics();
   /** The thread pool of a threads worker. */
   readonly #threads: ThreadPool | undefined = undefined;
-  /** When recent thread crashes happened (epoch ms), for `degraded`. */
-  #crashes: number[] = [];
-  #lastCrash: unknown = undefined;
+  /** Recent thread crashes, for `degraded`. */
+  readonly #crashes = new CrashWindow();
   /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
   readonly #slots: Slot[] = [];
   #phase: Phase;
@@ -223,85 +134,22 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     maybeOptions?: WorkerOptions | ThreadWorkerOptions,
   ) {
     super();
-    let handler: Handler<T, R> | undefined;
-    let threadModule: string | undefined;
-    let options: (WorkerOptions & ThreadWorkerOptions) | undefined;
-    if (typeof handlerOrOptions === 'function') {
-      handler = handlerOrOptions;
-      options = maybeOptions as typeof options;
-    } else if (handlerOrOptions instanceof URL || typeof handlerOrOptions === 'string') {
-      threadModule = handlerModule(handlerOrOptions);
-      options = maybeOptions as typeof options;
-    } else if (
-      handlerOrOptions === undefined ||
-      (typeof handlerOrOptions === 'object' && handlerOrOptions !== null && !Array.isArray(handlerOrOptions))
-    ) {
-      if (maybeOptions !== undefined) {
-        throw new TypeError('qmux: new Worker(handler, options) needs a function, URL or path as handler; for a function worker pass only the options');
-      }
-      handler = runTask as Handler<T, R>;
-      options = handlerOrOptions as typeof options;
-    } else {
-      throw new TypeError(
-        'qmux: new Worker(handler) needs the handler to be a function, a module URL or a file path ' +
-          `(or only options, for a function worker), got ${check.describeValue(handlerOrOptions)}`,
-      );
-    }
-    check.optionsObject('worker options', options);
-    for (const key of Object.keys(options ?? {})) {
-      if (!WORKER_OPTIONS.has(key) && !(THREAD_OPTIONS.has(key) && threadModule !== undefined)) {
-        throw new TypeError(
-          THREAD_OPTIONS.has(key)
-            ? `qmux: worker option "${key}" is for threads workers only (a module URL or path as handler)`
-            : `qmux: unknown worker option "${key}"; allowed: ${[...WORKER_OPTIONS].join(', ')}` +
-                (threadModule === undefined ? '' : `, ${[...THREAD_OPTIONS].join(', ')}`),
-        );
-      }
-    }
-    const poolOption = options?.pool;
-    if (poolOption !== undefined && poolOption !== 'async' && poolOption !== 'threads') {
-      throw new TypeError(`qmux: worker option "pool" must be 'async' or 'threads', got ${check.describeValue(poolOption)}`);
-    }
-    if (poolOption === 'threads' && threadModule === undefined) {
-      throw new TypeError("qmux: worker option pool: 'threads' needs the handler as a module URL or file path, not a function");
-    }
-    if (poolOption === 'async' && threadModule !== undefined) {
-      throw new TypeError("qmux: worker option pool: 'async' needs a function handler; a URL or path handler runs in threads");
-    }
-    const concurrency =
-      options?.concurrency === undefined
-        ? threadModule === undefined
-          ? 1
-          : availableParallelism()
-        : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
-    const strategy = options?.strategy === undefined ? currentDefaultStrategy() : options.strategy;
-    assertStrategy('worker option "strategy"', strategy);
-    const picker = strategy.create();
-    if (picker === null || typeof picker !== 'object' || typeof picker.pick !== 'function') {
-      throw new TypeError(`qmux: strategy "${strategy.name}": create() must return an object with a pick(list) method`);
-    }
-    const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
-    checkRetryOptions('worker option "retry"', options?.retry);
-    this.#retry = options?.retry;
-    this.#timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
-    const deadLetterLimit = options?.deadLetterLimit ?? 1000;
-    if (!(Number.isInteger(deadLetterLimit) && deadLetterLimit >= 0)) {
-      throw new RangeError(`qmux: worker option "deadLetterLimit" must be an integer >= 0, got ${check.describeValue(deadLetterLimit)}`);
-    }
-    this.#deadLetters = new DeadLetterStore<T>(deadLetterLimit);
+    const config = resolveWorkerConfig(handlerOrOptions, maybeOptions);
+    const { concurrency, strategy, threadModule } = config;
+    this.#retry = config.retry;
+    this.#timeout = config.timeout;
+    this.#deadLetters = new DeadLetterStore<T>(config.deadLetterLimit);
+    let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
-      if (options?.minThreads !== undefined) check.nonNegativeInt('worker option "minThreads"', options.minThreads);
-      if (options?.idleTimeout !== undefined) check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout);
-      if (options?.resourceLimits !== undefined) check.optionsObject('worker option "resourceLimits"', options.resourceLimits);
-      const threads = new ThreadPool(threadModule, concurrency, options ?? {}, (error) => this.#emit1('error', error));
+      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => this.#emit1('error', error));
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
-    this.name = options?.name === undefined ? `worker-${++workerCount}` : check.nonEmptyString('worker option "name"', options.name);
+    this.name = config.name ?? `worker-${++workerCount}`;
     this.strategy = strategy;
     this.#handler = handler as Handler<T, R>;
-    this.#core = new Dispatcher(concurrency, picker, strategy.name);
-    this.#phase = autoRun ? Phase.Started : Phase.Initiated;
+    this.#core = new Dispatcher(concurrency, config.picker, strategy.name);
+    this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
     this.#host = {
       now: () => Date.now(),
       threads: threadModule !== undefined,
@@ -375,13 +223,9 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       const error = this.#haltError as InvariantError;
       return { status: 'halted', reason: error.message, error, workerStatus: 'halted' };
     }
-    if (this.#recentCrashes(Date.now()) >= CRASHES_TO_DEGRADE) {
-      return {
-        status: 'degraded',
-        reason: `${this.#crashes.length} worker-thread crashes in the last ${CRASH_WINDOW_MS / 1000} s`,
-        error: this.#lastCrash,
-        workerStatus: this.status,
-      };
+    const degraded = this.#crashes.degradedReason(Date.now());
+    if (degraded !== undefined) {
+      return { status: 'degraded', reason: degraded, error: this.#crashes.last, workerStatus: this.status };
     }
     return { status: 'healthy', workerStatus: this.status };
   }
@@ -830,18 +674,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
 
   /** Counts a thread crash; the one that makes the worker degraded emits `degraded`. */
   #noteCrash(error: unknown): void {
-    const now = Date.now();
-    const before = this.#recentCrashes(now);
-    this.#crashes.push(now);
-    this.#lastCrash = error;
-    if (before + 1 === CRASHES_TO_DEGRADE) this.#emit1('degraded', error);
-  }
-
-  #recentCrashes(now: number): number {
-    if (this.#crashes.length > 0 && this.#crashes[0]! <= now - CRASH_WINDOW_MS) {
-      this.#crashes = this.#crashes.filter((at) => at > now - CRASH_WINDOW_MS);
-    }
-    return this.#crashes.length;
+    if (this.#crashes.note(error, Date.now())) this.#emit1('degraded', error);
   }
 
   /** Settles a job `'failed'` and keeps it as a dead letter; events are the caller's. */

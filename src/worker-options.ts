@@ -1,0 +1,192 @@
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkTimeout } from './add-options.js';
+import * as check from './internal/validate.js';
+import type { Job } from './job.js';
+import type { ThreadPoolOptions } from './pool/threads.js';
+import { checkRetryOptions, type RetryOptions } from './retry.js';
+import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
+
+/**
+ * A handler: does one job. It may return a value or a promise; throwing or rejecting fails the job.
+ *
+ * @typeParam T - job data
+ * @typeParam R - result
+ */
+export type Handler<T, R> = (job: Job<T>) => R | PromiseLike<R>;
+
+/** The job data of a function worker: a function to call. */
+export type Task<R> = () => R | PromiseLike<R>;
+
+/** Options for `new Worker(...)`. All are optional. */
+export interface WorkerOptions {
+  /**
+   * Most jobs running at once: a positive integer or `Infinity`. Default 1; in a threads worker,
+   * the number of threads, default `os.availableParallelism()`.
+   */
+  concurrency?: number;
+  /** Where handlers run: `'async'` (default for a function handler: slots in the main thread). */
+  pool?: 'async';
+  /** Which source gives the next job. Default: the current default strategy (`Strategy.Priority` unless changed). */
+  strategy?: Strategy;
+  /** Start dispatching at once. Default true; with false, nothing runs until `start()`. */
+  autoRun?: boolean;
+  /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`...). */
+  name?: string;
+  /** Retry policy for every job (a job's `retry` add option overrides it field by field). Default: no retry. */
+  retry?: RetryOptions;
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0). Default: none. */
+  timeout?: number;
+  /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
+  deadLetterLimit?: number;
+}
+
+/**
+ * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
+ * through to tinypool.
+ */
+export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, ThreadPoolOptions {
+  /** `'threads'`: implied by a URL or path handler. */
+  pool?: 'threads';
+}
+
+const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool']);
+const THREAD_OPTIONS = new Set(['minThreads', 'idleTimeout', 'resourceLimits']);
+
+/** The module URL of a threads handler given as a URL or a path; throws if it is not a file that exists. */
+function handlerModule(handler: URL | string): string {
+  const url =
+    handler instanceof URL ? handler : handler.startsWith('file:') ? new URL(handler) : pathToFileURL(resolvePath(handler));
+  if (url.protocol === 'file:' && !existsSync(fileURLToPath(url))) {
+    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
+  }
+  return url.href;
+}
+
+/** Calls a function worker's job. */
+function runTask(job: Job<unknown>): unknown {
+  const task = job.data;
+  if (typeof task !== 'function') {
+    throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(task)}`);
+  }
+  return (task as Task<unknown>)();
+}
+
+/**
+ * A worker's constructor arguments, checked and with defaults applied.
+ *
+ * @internal
+ */
+export interface WorkerConfig {
+  /** The handler; `undefined` for a threads worker, whose handler is its module. */
+  handler: Handler<unknown, unknown> | undefined;
+  /** The module URL of a threads worker's handler. */
+  threadModule: string | undefined;
+  concurrency: number;
+  strategy: Strategy;
+  picker: Picker;
+  autoRun: boolean;
+  name: string | undefined;
+  retry: RetryOptions | undefined;
+  timeout: number | undefined;
+  deadLetterLimit: number;
+  threadOptions: ThreadPoolOptions;
+}
+
+/**
+ * Reads `new Worker(handler, options)` / `new Worker(options)`: which kind of worker, and every
+ * option checked, throwing a `TypeError` or `RangeError` that names what is wrong.
+ *
+ * @internal
+ */
+export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unknown): WorkerConfig {
+  let handler: Handler<unknown, unknown> | undefined;
+  let threadModule: string | undefined;
+  let options: (WorkerOptions & ThreadWorkerOptions) | undefined;
+  if (typeof handlerOrOptions === 'function') {
+    handler = handlerOrOptions as Handler<unknown, unknown>;
+    options = maybeOptions as typeof options;
+  } else if (handlerOrOptions instanceof URL || typeof handlerOrOptions === 'string') {
+    threadModule = handlerModule(handlerOrOptions);
+    options = maybeOptions as typeof options;
+  } else if (
+    handlerOrOptions === undefined ||
+    (typeof handlerOrOptions === 'object' && handlerOrOptions !== null && !Array.isArray(handlerOrOptions))
+  ) {
+    if (maybeOptions !== undefined) {
+      throw new TypeError('qmux: new Worker(handler, options) needs a function, URL or path as handler; for a function worker pass only the options');
+    }
+    handler = runTask as Handler<unknown, unknown>;
+    options = handlerOrOptions as typeof options;
+  } else {
+    throw new TypeError(
+      'qmux: new Worker(handler) needs the handler to be a function, a module URL or a file path ' +
+        `(or only options, for a function worker), got ${check.describeValue(handlerOrOptions)}`,
+    );
+  }
+  check.optionsObject('worker options', options);
+  for (const key of Object.keys(options ?? {})) {
+    if (!WORKER_OPTIONS.has(key) && !(THREAD_OPTIONS.has(key) && threadModule !== undefined)) {
+      throw new TypeError(
+        THREAD_OPTIONS.has(key)
+          ? `qmux: worker option "${key}" is for threads workers only (a module URL or path as handler)`
+          : `qmux: unknown worker option "${key}"; allowed: ${[...WORKER_OPTIONS].join(', ')}` +
+              (threadModule === undefined ? '' : `, ${[...THREAD_OPTIONS].join(', ')}`),
+      );
+    }
+  }
+  const poolOption = options?.pool;
+  if (poolOption !== undefined && poolOption !== 'async' && poolOption !== 'threads') {
+    throw new TypeError(`qmux: worker option "pool" must be 'async' or 'threads', got ${check.describeValue(poolOption)}`);
+  }
+  if (poolOption === 'threads' && threadModule === undefined) {
+    throw new TypeError("qmux: worker option pool: 'threads' needs the handler as a module URL or file path, not a function");
+  }
+  if (poolOption === 'async' && threadModule !== undefined) {
+    throw new TypeError("qmux: worker option pool: 'async' needs a function handler; a URL or path handler runs in threads");
+  }
+  const concurrency =
+    options?.concurrency === undefined
+      ? threadModule === undefined
+        ? 1
+        : availableParallelism()
+      : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
+  const strategy = options?.strategy === undefined ? currentDefaultStrategy() : options.strategy;
+  assertStrategy('worker option "strategy"', strategy);
+  const picker = strategy.create();
+  if (picker === null || typeof picker !== 'object' || typeof picker.pick !== 'function') {
+    throw new TypeError(`qmux: strategy "${strategy.name}": create() must return an object with a pick(list) method`);
+  }
+  const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
+  checkRetryOptions('worker option "retry"', options?.retry);
+  const timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
+  const deadLetterLimit = options?.deadLetterLimit ?? 1000;
+  if (!(Number.isInteger(deadLetterLimit) && deadLetterLimit >= 0)) {
+    throw new RangeError(`qmux: worker option "deadLetterLimit" must be an integer >= 0, got ${check.describeValue(deadLetterLimit)}`);
+  }
+  if (threadModule !== undefined) {
+    if (options?.minThreads !== undefined) check.nonNegativeInt('worker option "minThreads"', options.minThreads);
+    if (options?.idleTimeout !== undefined) check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout);
+    if (options?.resourceLimits !== undefined) check.optionsObject('worker option "resourceLimits"', options.resourceLimits);
+  }
+  const name = options?.name === undefined ? undefined : check.nonEmptyString('worker option "name"', options.name);
+  return {
+    handler,
+    threadModule,
+    concurrency,
+    strategy,
+    picker,
+    autoRun,
+    name,
+    retry: options?.retry,
+    timeout,
+    deadLetterLimit,
+    threadOptions: {
+      minThreads: options?.minThreads,
+      idleTimeout: options?.idleTimeout,
+      resourceLimits: options?.resourceLimits,
+    },
+  };
+}
