@@ -141,7 +141,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     this.#deadLetters = new DeadLetterStore<T>(config.deadLetterLimit);
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
-      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => this.#emit1('error', error));
+      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => this.#reportFault(error, 'the thread pool failed'));
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
@@ -667,7 +667,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       if (policy.retryIf !== undefined && !policy.retryIf(error, job.attempts)) return -1;
       return backoffDelay(policy.backoff, job.attempts, error, Math.random);
     } catch (hookError) {
-      this.#emit1('error', hookError);
+      this.#reportFault(hookError, 'a retry hook (retryIf or backoff) threw');
       return -1;
     }
   }
@@ -745,7 +745,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       this.#stopWaiters = [];
       for (const waiter of waiters) waiter.resolve();
       // A stopped worker holds no thread; start() makes a new pool when jobs run again.
-      this.#threads?.destroy().catch((error: unknown) => this.#emit1('error', error));
+      this.#threads?.destroy().catch((error: unknown) => this.#reportFault(error, 'releasing the threads failed'));
       this.#emit0('stopped');
     }
     if (core.waiting !== 0) return;
@@ -830,19 +830,30 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     }
   }
 
-  /**
-   * A listener threw. It is reported on `error` if someone listens there; otherwise it is
-   * rethrown on its own microtask, as a bug in the listener, while the worker carries on.
-   */
+  /** A listener threw: the worker carries on, and the error is reported. */
   #listenerThrew(event: string, error: unknown): void {
-    if (event !== 'error' && this.listenerCount('error') > 0) {
-      this.#emit1('error', error);
-      return;
-    }
-    queueMicrotask(() => {
-      throw error;
+    if (event === 'error') this.#warn(error, 'a listener of the "error" event threw');
+    else this.#reportFault(error, `a listener of the "${event}" event threw`);
+  }
+
+  /**
+   * A fault that is neither a job's failure nor a broken invariant: emitted on `error` when
+   * someone listens there, else a process warning. Never dropped, and never an uncaught
+   * exception: qmux is a guest in the host process.
+   */
+  #reportFault(error: unknown, what: string): void {
+    if (this.listenerCount('error') > 0) this.#emit1('error', error);
+    else this.#warn(error, what);
+  }
+
+  #warn(error: unknown, what: string): void {
+    process.emitWarning(error instanceof Error ? error : String(error), {
+      type: 'QmuxWarning',
+      detail: `worker "${this.name}": ${what}; listen to its "error" event to handle this.`,
     });
   }
+
+
 }
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });

@@ -298,6 +298,30 @@ describe('a listener that throws', () => {
     // And it keeps working afterwards.
     await expect(q.add(5).result()).resolves.toBe(10);
   });
+
+  it('with no "error" listener becomes a process warning, never an uncaught exception', async () => {
+    const warnings: Error[] = [];
+    const escaped: unknown[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    const onEscape = (error: unknown): void => void escaped.push(error);
+    process.on('warning', onWarning);
+    process.on('uncaughtException', onEscape);
+    try {
+      const worker = new Worker<number, number>((job) => job.data, { name: 'noisy' });
+      const bug = new Error('completed listener bug');
+      worker.on('completed', () => {
+        throw bug;
+      });
+      await expect(worker.bindQueue().add(7).result()).resolves.toBe(7);
+      await worker.waitUntilIdle();
+      await new Promise<void>((resolve) => setImmediate(resolve)); // warnings are emitted on nextTick
+      expect(warnings).toContain(bug);
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      process.off('uncaughtException', onEscape);
+    }
+  });
 });
 
 describe('degraded (threads)', () => {

@@ -96,6 +96,18 @@ describe('counters', () => {
     expect(dropping.stats().counters).toMatchObject({ added: 1, started: 1, failed: 1, dead: 0, retried: 0, succeeded: 0 });
   });
 
+  it('a job added with an already-aborted signal counts as added and cancelled: every added job has one outcome', async () => {
+    const worker = new Worker(() => 'ok');
+    const q = worker.bindQueue();
+    const aborted = q.add('too late', { signal: AbortSignal.abort('gone') });
+    q.add('fine');
+    await worker.waitUntilIdle();
+    expect(aborted.status).toBe('cancelled');
+    const c = worker.stats().counters;
+    expect(c).toMatchObject({ added: 2, started: 1, succeeded: 1, cancelled: 1 });
+    expect(c.succeeded + c.failed + c.cancelled).toBe(c.added);
+  });
+
   it('purge and cancelling a running job count as cancelled; a retry is not a new job', async () => {
     const gate = new Gate<string>();
     const worker = new Worker(gate.handler, { retry: { attempts: 3 } });
@@ -167,9 +179,10 @@ describe('per-source numbers', () => {
     const worker = new Worker(gate.handler, { concurrency: 1 });
     const q = worker.bindQueue({ name: 'q' });
     q.add('holds the only slot');
-    q.add('due at +100', { delay: 100 });
+    const overdue = q.add('due at +100', { delay: 100 });
     await vi.advanceTimersByTimeAsync(400);
     expect(gate.order).toEqual(['holds the only slot']);
+    expect(overdue.status).toBe('waiting');
     const stats = worker.stats();
     expect(stats.sources.q).toMatchObject({ waiting: 1, due: 1, delayed: 0, running: 1 });
     expect(stats.delayed).toBe(0);
