@@ -27,15 +27,19 @@ const concurrencyRows = (list) => list.map((c) => ({ label: `c=${c}`, concurrenc
  *  - 'memory':     each sample is { queuedBytesPerJob, retainedBytes, nsPerAdd }.
  *  - 'delayed':    each sample is { nsPerAdd, heapBytesPerJob, timersArmed, ... }.
  * baseline: the variant that is the numerator of the ratio column.
+ * rowIndependent: variants whose measurement does not depend on the row (measured once, with the
+ *   first row, and shown in every row).
  */
 export const WORKLOADS = [
   {
     id: 'noop',
     title: 'noop: fire-and-forget no-op async jobs, one queue, time from first add to drained',
     kind: 'throughput',
-    jobs: { full: 200_000, quick: 10_000 },
+    jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([1, 16, 256]),
     variants: ['qmux', 'fastq-cb', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor'],
+    // The floor has no concurrency limit: measured once (with the first row), shown in every row.
+    rowIndependent: ['floor'],
     baseline: 'qmux',
     ratioLabel: 'qmux / peer',
   },
@@ -43,9 +47,10 @@ export const WORKLOADS = [
     id: 'result',
     title: "result: no-op async jobs, every job's result promise awaited",
     kind: 'throughput',
-    jobs: { full: 200_000, quick: 10_000 },
+    jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([1, 16, 256]),
     variants: ['qmux', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor'],
+    rowIndependent: ['floor'],
     baseline: 'qmux',
     ratioLabel: 'qmux / peer',
   },
@@ -53,7 +58,7 @@ export const WORKLOADS = [
     id: 'strategies',
     title: 'strategies: qmux only, 4 sources, jobs spread evenly (i % 4), concurrency 16, fire-and-forget',
     kind: 'throughput',
-    jobs: { full: 200_000, quick: 10_000 },
+    jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([16]),
     variants: ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', 'Weighted'],
     baseline: 'one-queue',
@@ -65,7 +70,7 @@ export const WORKLOADS = [
     id: 'memory',
     title: 'memory: heap per queued job (paused queue, small integer data), heap retained after drain',
     kind: 'memory',
-    jobs: { full: 1_000_000, quick: 50_000 },
+    jobs: { full: 1_000_000, quick: 20_000 },
     rows: [{ label: 'paused', concurrency: 16 }],
     variants: ['qmux', 'fastq-cb', 'p-queue', 'async'],
     baseline: 'qmux',
@@ -75,7 +80,7 @@ export const WORKLOADS = [
     id: 'delayed',
     title: 'delayed: qmux only, jobs added with delay = random() * 60 s',
     kind: 'delayed',
-    jobs: { full: 1_000_000, quick: 50_000 },
+    jobs: { full: 1_000_000, quick: 20_000 },
     rows: [{ label: 'delayed', concurrency: 16 }],
     variants: ['qmux'],
     baseline: 'qmux',
@@ -84,7 +89,7 @@ export const WORKLOADS = [
     id: 'function',
     title: 'function: function worker (job data is the function), results awaited, concurrency 16',
     kind: 'throughput',
-    jobs: { full: 200_000, quick: 10_000 },
+    jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([16]),
     variants: ['qmux-fn', 'p-limit'],
     baseline: 'qmux-fn',

@@ -143,6 +143,16 @@ export class JobExtras {
   retryDelay = 0;
 }
 
+/** Why a job was cancelled, until someone asks for the `CancelledError` itself. */
+class CancelReason {
+  readonly reason: unknown;
+  constructor(reason: unknown) {
+    this.reason = reason;
+  }
+}
+
+const NO_REASON = new CancelReason(undefined);
+
 let nextSeq = 1;
 
 /**
@@ -267,9 +277,15 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    * callers that hold the job in a source remove it themselves.
    */
   cancelInPlace(reason?: unknown): void {
-    const error = new CancelledError(reason);
-    if (this.state === State.Running) this.abortAttempt(error);
-    this.settle(State.Cancelled, error);
+    // An Error captures a stack trace, which made purging a million waiting jobs take seconds.
+    // Unless a signal or a promise needs it now, keep only the reason and make the error on demand.
+    if (this.state === State.Running || this.ext?.outcome !== undefined) {
+      const error = new CancelledError(reason);
+      if (this.state === State.Running) this.abortAttempt(error);
+      this.settle(State.Cancelled, error);
+    } else {
+      this.settle(State.Cancelled, reason === undefined ? NO_REASON : new CancelReason(reason));
+    }
   }
 
   /** Cancel this job when `signal` aborts; the listener is removed once the job settles. */
@@ -308,6 +324,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     if (this.state === State.Succeeded) {
       outcome = { promise: Promise.resolve(this.value as R), resolve: noop, reject: noop, settledPromise: undefined };
     } else if (this.state >= State.Failed) {
+      if (this.value instanceof CancelReason) this.value = new CancelledError(this.value.reason);
       const promise = Promise.reject(this.value);
       outcome = { promise, resolve: noop, reject: noop, settledPromise: undefined };
     } else {
