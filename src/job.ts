@@ -127,8 +127,6 @@ export class JobExtras {
   id: string | undefined = undefined;
   /** The `transfer` add option (threads). */
   transfer: readonly TransferListItem[] | undefined = undefined;
-  /** When a sampled attempt started (`performance.now()`), 0 when not timed. */
-  startedAt = 0;
   /** A redriven job waiting for this one's handler to settle before it joins its source. */
   successor: JobRecord | undefined = undefined;
   /** Set while this job waits for its predecessor's handler (see `Source.enqueueAfter`). */
@@ -153,6 +151,10 @@ class CancelReason {
 
 const NO_REASON = new CancelReason(undefined);
 
+const STATE_MASK = 0b111;
+const IN_FLIGHT = 0b1000;
+const ATTEMPTS_SHIFT = 4;
+
 let nextSeq = 1;
 
 /**
@@ -172,14 +174,15 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   dueAt: number;
   /** Order within a priority queue (lower first); 0 in FIFO sources. */
   readonly priority: number;
-  state: State;
-  /** Attempts started so far. */
-  attempts = 0;
-  /** True from the start of an attempt until its handler settles, even if the job was cancelled meanwhile. */
-  inFlight = false;
   /**
-   * The result once succeeded, the error once failed or cancelled. (No `#private` field or method
-   * on this class: V8 would add a brand slot to every job for them.)
+   * `state` (bits 0-2), `inFlight` (bit 3) and `attempts` (the rest) packed in one small
+   * integer: three fields in one slot keep a queued job 16 bytes smaller.
+   */
+  #bits: number;
+  /**
+   * The result once succeeded, the error once failed or cancelled. Before that, a sampled job
+   * keeps its add time and then its start time here for `stats()`. (No `#private` method
+   * on this class: V8 would add a brand slot to every job for it.)
    */
   value: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
@@ -191,7 +194,30 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     this.data = data;
     this.priority = priority;
     this.dueAt = dueAt;
-    this.state = state;
+    this.#bits = state;
+  }
+
+  /** Where the job is (see {@link State}). */
+  get state(): State {
+    return this.#bits & STATE_MASK;
+  }
+
+  set state(state: State) {
+    this.#bits = (this.#bits & ~STATE_MASK) | state;
+  }
+
+  /** True from the start of an attempt until its handler settles, even if the job was cancelled meanwhile. */
+  get inFlight(): boolean {
+    return (this.#bits & IN_FLIGHT) !== 0;
+  }
+
+  set inFlight(inFlight: boolean) {
+    this.#bits = inFlight ? this.#bits | IN_FLIGHT : this.#bits & ~IN_FLIGHT;
+  }
+
+  /** Attempts started so far. */
+  get attempts(): number {
+    return this.#bits >>> ATTEMPTS_SHIFT;
   }
 
   get id(): string {
@@ -235,7 +261,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 
   /** Starts a new attempt: a fresh signal, nothing failed yet. */
   beginAttempt(): void {
-    this.attempts++;
+    this.#bits += 1 << ATTEMPTS_SHIFT;
     const ext = this.ext;
     if (ext === undefined) return;
     ext.controller = undefined;

@@ -1,6 +1,7 @@
 import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
 import type { Dispatcher } from './dispatcher.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
+import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
@@ -120,6 +121,13 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
+/** Past this many sampled entries, compact when most have left the source. */
+const SAMPLES_COMPACT = 4096;
+
+function isWaiting(job: JobRecord): boolean {
+  return job.state < State.Running;
+}
+
 interface SizeWaiter {
   below: number;
   resolve(): void;
@@ -163,8 +171,11 @@ export abstract class Source<T = unknown, R = unknown> {
 
   #closed = false;
   #sizeWaiters: SizeWaiter[] | undefined = undefined;
-  /** Add times (`performance.now()`) of the sampled jobs still waiting, in add order. */
-  #samples: Map<JobRecord, number> | undefined = undefined;
+  /**
+   * The sampled jobs (see `SAMPLE_EVERY`) in add order, pruned of started ones as we go. Each
+   * carries its add time in `job.value`, a field that holds nothing until the job settles.
+   */
+  #samples: ChunkedQueue<JobRecord> | undefined = undefined;
   #firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
   /** Redriven jobs waiting for their last attempt's handler to settle (see `enqueueAfter`). */
@@ -279,7 +290,6 @@ export abstract class Source<T = unknown, R = unknown> {
     }
     this.core.waiting--;
     if (job.dueAt !== UNTIMED) this.timed--;
-    this.#samples?.delete(job);
     this.#lengthDropped();
     this.core.retireIfDrained(this as Source);
   }
@@ -410,16 +420,25 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** Remembers when a sampled job was added (see `SAMPLE_EVERY`). */
   #noteAdd(job: JobRecord): void {
-    if ((job.seq & SAMPLE_MASK) === 0) (this.#samples ??= new Map()).set(job, performance.now());
+    if ((job.seq & SAMPLE_MASK) !== 0) return;
+    job.value = performance.now(); // the add time, until the job starts (see Worker#startSample)
+    const samples = (this.#samples ??= new ChunkedQueue<JobRecord>());
+    this.pruneSamples();
+    samples.push(job);
+    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
   }
 
-  /** @internal When a sampled job was added, forgetting it; `undefined` for an unsampled job. */
-  takeSample(job: JobRecord): number | undefined {
+  /**
+   * @internal Drops the front sampled entries that have left the source (called as sampled jobs
+   * start and are added), so the queue holds the sampled jobs still waiting, plus those behind a
+   * stuck one, and nothing once the source drains.
+   */
+  pruneSamples(): void {
     const samples = this.#samples;
-    if (samples === undefined) return undefined;
-    const at = samples.get(job);
-    if (at !== undefined) samples.delete(job);
-    return at;
+    if (samples === undefined) return;
+    for (let front = samples.peek(); front !== undefined && front.state >= State.Running; front = samples.peek()) {
+      samples.shift();
+    }
   }
 
   /**
@@ -436,12 +455,13 @@ export abstract class Source<T = unknown, R = unknown> {
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
     const samples = this.#samples;
     if (samples !== undefined) {
-      for (const [job, addedAt] of samples) {
+      for (let job = samples.peek(); job !== undefined; job = samples.peek()) {
         if (job.state === State.Waiting) {
-          age = Math.max(age, ageOf(job, addedAt));
+          age = Math.max(age, ageOf(job, job.value as number));
           break;
         }
-        if (job.state !== State.Delayed) samples.delete(job); // started or cancelled: forget it
+        if (job.state === State.Delayed) break; // not due yet; the due ones behind it are younger
+        samples.shift(); // started or cancelled: forget it
       }
     }
     const next = this.due.peek();
