@@ -87,12 +87,34 @@ export enum State {
 
 const STATUS: readonly JobStatus[] = ['waiting', 'delayed', 'running', 'succeeded', 'failed', 'cancelled'];
 
-/** Lazily created when someone asks for a promise. @internal */
-interface Outcome<R> {
-  promise: Promise<R>;
-  resolve(value: R): void;
-  reject(error: unknown): void;
-  settledPromise: Promise<void> | undefined;
+let capturedResolve: (value: never) => void = noop;
+let capturedReject: (error: unknown) => void = noop;
+
+/** The executor of every result promise: hands its resolvers over without a closure per job. */
+function captureResolvers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
+/** A job's result promise and its resolvers, made when someone first asks for them. @internal */
+class Outcome<R> {
+  readonly promise: Promise<R>;
+  readonly resolve: (value: R) => void;
+  readonly reject: (error: unknown) => void;
+  settledPromise: Promise<void> | undefined = undefined;
+
+  /** A pending promise, or one already settled with `settledWith` when the job has settled. */
+  constructor(settledWith?: { ok: boolean; value: unknown }) {
+    if (settledWith === undefined) {
+      this.promise = new Promise<R>(captureResolvers);
+      this.resolve = capturedResolve as (value: R) => void;
+      this.reject = capturedReject;
+    } else {
+      this.promise = settledWith.ok ? Promise.resolve(settledWith.value as R) : Promise.reject(settledWith.value);
+      this.resolve = noop;
+      this.reject = noop;
+    }
+  }
 }
 
 function noop(): void {}
@@ -116,7 +138,6 @@ export const UNTIMED = 0;
 export class JobExtras {
   controller: AbortController | undefined = undefined;
   abortReason: unknown = undefined;
-  outcome: Outcome<unknown> | undefined = undefined;
   externalSignal: AbortSignal | undefined = undefined;
   onExternalAbort: (() => void) | undefined = undefined;
   /** The `timeout` add option. */
@@ -185,6 +206,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    * on this class: V8 would add a brand slot to every job for it.)
    */
   value: unknown = undefined;
+  /** The result promise, once someone asked for it. */
+  promised: Outcome<unknown> | undefined = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
 
@@ -276,7 +299,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   result(): Promise<R> {
-    return this.outcome().promise;
+    return this.outcome().promise as Promise<R>;
   }
 
   settled(): Promise<void> {
@@ -305,7 +328,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   cancelInPlace(reason?: unknown): void {
     // An Error captures a stack trace, which made purging a million waiting jobs take seconds.
     // Unless a signal or a promise needs it now, keep only the reason and make the error on demand.
-    if (this.state === State.Running || this.ext?.outcome !== undefined) {
+    if (this.state === State.Running || this.promised !== undefined) {
       const error = new CancelledError(reason);
       if (this.state === State.Running) this.abortAttempt(error);
       this.settle(State.Cancelled, error);
@@ -330,39 +353,25 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     this.state = state;
     this.value = value;
     const ext = this.ext;
-    if (ext === undefined) return;
-    if (ext.externalSignal !== undefined) {
+    if (ext !== undefined && ext.externalSignal !== undefined) {
       ext.externalSignal.removeEventListener('abort', ext.onExternalAbort as () => void);
       ext.externalSignal = undefined;
       ext.onExternalAbort = undefined;
     }
-    const outcome = ext.outcome;
+    const outcome = this.promised;
     if (outcome === undefined) return;
-    if (state === State.Succeeded) outcome.resolve(value as R);
+    if (state === State.Succeeded) outcome.resolve(value);
     else outcome.reject(value);
   }
 
   /** The promise pair of this job, made on first use. */
-  outcome(): Outcome<R> {
-    const ext = this.extras();
-    if (ext.outcome !== undefined) return ext.outcome as Outcome<R>;
-    let outcome: Outcome<R>;
-    if (this.state === State.Succeeded) {
-      outcome = { promise: Promise.resolve(this.value as R), resolve: noop, reject: noop, settledPromise: undefined };
-    } else if (this.state >= State.Failed) {
-      if (this.value instanceof CancelReason) this.value = new CancelledError(this.value.reason);
-      const promise = Promise.reject(this.value);
-      outcome = { promise, resolve: noop, reject: noop, settledPromise: undefined };
-    } else {
-      let resolve!: (value: R) => void;
-      let reject!: (error: unknown) => void;
-      const promise = new Promise<R>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      outcome = { promise, resolve, reject, settledPromise: undefined };
+  outcome(): Outcome<unknown> {
+    if (this.promised === undefined) {
+      const state = this.state;
+      if (state === State.Cancelled && this.value instanceof CancelReason) this.value = new CancelledError(this.value.reason);
+      this.promised = new Outcome(state >= State.Succeeded ? { ok: state === State.Succeeded, value: this.value } : undefined);
     }
-    ext.outcome = outcome as Outcome<unknown>;
-    return outcome;
+    return this.promised;
   }
+
 }
