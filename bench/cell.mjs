@@ -91,7 +91,47 @@ async function pLimitIdle(limit, last) {
 // Throughput implementations: (n, c) => elapsed ns. Setup (constructing the queue) is outside
 // the timed region; the timed region is "first add .. completion signal".
 
+const THREAD_TASK = new URL('./thread-task.mjs', import.meta.url);
+
+// Threads: every pool gets its threads started and one task through each before the clock starts,
+// so thread start-up is outside the timed region for all three alike. Results are awaited.
+async function primeAndTime(run, threads, n) {
+  await Promise.all(Array.from({ length: threads }, (_, i) => run(i)));
+  const t0 = now();
+  const results = [];
+  for (let i = 0; i < n; i++) results.push(run(i));
+  const values = await Promise.all(results);
+  const ns = elapsed(t0);
+  for (let i = 0; i < n; i++) if (values[i] !== i + 1) throw new Error(`task ${i} returned ${values[i]}`);
+  ran += n;
+  return ns;
+}
+
 const throughput = {
+  threads: {
+    async 'qmux-threads'(n, c) {
+      const { Worker } = await loadQmux();
+      const w = new Worker(THREAD_TASK, { concurrency: c, minThreads: c });
+      const q = w.bindQueue();
+      const ns = await primeAndTime((i) => q.add(i).result(), c, n);
+      await w.stop();
+      return ns;
+    },
+    async tinypool(n, c) {
+      const { Tinypool } = await import('tinypool');
+      const pool = new Tinypool({ filename: THREAD_TASK.href, minThreads: c, maxThreads: c });
+      const ns = await primeAndTime((i) => pool.run(i), c, n);
+      await pool.destroy();
+      return ns;
+    },
+    async piscina(n, c) {
+      const { Piscina } = await import('piscina');
+      const pool = new Piscina({ filename: THREAD_TASK.href, minThreads: c, maxThreads: c });
+      const ns = await primeAndTime((i) => pool.run(i), c, n);
+      await pool.destroy();
+      return ns;
+    },
+  },
   noop: {
     async qmux(n, c) {
       const { Worker } = await loadQmux();
@@ -222,6 +262,24 @@ const throughput = {
   },
 };
 throughput.result.floor = throughput.noop.floor;
+
+// Events: the noop workload with nobody listening, and with no-op listeners on the two events
+// emitted per job ('active', 'completed'). The first is what every other qmux cell pays for
+// events; the second shows what listening adds.
+throughput.events = {
+  'no-listeners': (n, c) => throughput.noop.qmux(n, c),
+  async listening(n, c) {
+    const { Worker } = await loadQmux();
+    const w = new Worker(job, { concurrency: c });
+    w.on('active', noopCb);
+    w.on('completed', noopCb);
+    const q = w.bindQueue();
+    const t0 = now();
+    for (let i = 0; i < n; i++) q.add(i);
+    await w.waitUntilIdle();
+    return elapsed(t0);
+  },
+};
 
 async function strategyCell(name, n, c) {
   const { Worker, Strategy } = await loadQmux();

@@ -17,6 +17,11 @@ export const LABELS = {
   MinLen: 'Strategy.MinLen',
   Weighted: 'Strategy.Weighted (weights 1..4)',
   'qmux-fn': 'qmux function worker',
+  'qmux-threads': 'qmux threads worker',
+  tinypool: 'raw tinypool',
+  'no-listeners': 'qmux, no listeners',
+  listening: "qmux, listeners on 'active' and 'completed'",
+  piscina: 'raw piscina',
 };
 
 const concurrencyRows = (list) => list.map((c) => ({ label: `c=${c}`, concurrency: c }));
@@ -93,6 +98,27 @@ export const WORKLOADS = [
     rows: concurrencyRows([16]),
     variants: ['qmux-fn', 'p-limit'],
     baseline: 'qmux-fn',
+    ratioLabel: 'qmux / peer',
+  },
+  {
+    id: 'events',
+    title: "events: the noop workload (c=16) with nobody listening, and with no-op listeners on 'active' and 'completed'",
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 5_000 },
+    rows: concurrencyRows([16]),
+    variants: ['no-listeners', 'listening'],
+    baseline: 'no-listeners',
+    ratioLabel: 'variant / no listeners',
+    ratioRowOverBaseline: true,
+  },
+  {
+    id: 'threads',
+    title: 'threads: tiny tasks (data + 1) on 2 worker threads, results awaited; thread start-up not timed',
+    kind: 'throughput',
+    jobs: { full: 20_000, quick: 2_000 },
+    rows: concurrencyRows([2]),
+    variants: ['qmux-threads', 'tinypool', 'piscina'],
+    baseline: 'qmux-threads',
     ratioLabel: 'qmux / peer',
   },
 ];

@@ -423,10 +423,9 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
    * ```
    */
   bindQueue(options?: BindOptions): Queue<T, R> {
-    checkBindOptions('bindQueue()', options);
-    const queue = new Queue<T, R>(this.#host, this.#core, new FifoDueJobs(), this.#nameFor(options?.name, 'queue'), this.#bindCount++, options);
-    this.#core.bind(queue);
-    return queue;
+    return this.#bind('bindQueue()', 'queue', options, (name, order) => {
+      return new Queue<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
+    });
   }
 
   /**
@@ -440,17 +439,9 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
    * ```
    */
   bindPriorityQueue(options?: BindOptions): PriorityQueue<T, R> {
-    checkBindOptions('bindPriorityQueue()', options);
-    const queue = new PriorityQueue<T, R>(
-      this.#host,
-      this.#core,
-      new PriorityDueJobs(),
-      this.#nameFor(options?.name, 'priority-queue'),
-      this.#bindCount++,
-      options,
-    );
-    this.#core.bind(queue);
-    return queue;
+    return this.#bind('bindPriorityQueue()', 'priority-queue', options, (name, order) => {
+      return new PriorityQueue<T, R>(this.#host, this.#core, new PriorityDueJobs(), name, order, options);
+    });
   }
 
   /**
@@ -467,19 +458,20 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     if (topic === null || typeof topic !== 'object' || typeof (topic as Topic<T>).attach !== 'function') {
       throw new TypeError(`qmux: subscribe(topic) needs a Topic, got ${check.describeValue(topic)}`);
     }
-    checkBindOptions('subscribe()', options);
-    const subscription = new Subscription<T, R>(
-      this.#host,
-      this.#core,
-      new FifoDueJobs(),
-      this.#nameFor(options?.name, 'subscription'),
-      this.#bindCount++,
-      options,
-    );
+    const subscription = this.#bind('subscribe()', 'subscription', options, (name, order) => {
+      return new Subscription<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
+    });
     subscription.topic = topic as Topic<T, R>;
     (topic as Topic<T, R>).attach(subscription);
-    this.#core.bind(subscription);
     return subscription;
+  }
+
+  /** Checks the options, names the source and inserts it at its place in the list. */
+  #bind<S extends Source<T, R>>(call: string, kind: string, options: BindOptions | undefined, make: (name: string, order: number) => S): S {
+    checkBindOptions(call, options);
+    const source = make(this.#nameFor(options?.name, kind), this.#bindCount++);
+    this.#core.bind(source as unknown as Source);
+    return source;
   }
 
   // ---------------------------------------------------------------- internals

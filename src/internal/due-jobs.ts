@@ -126,47 +126,48 @@ export class FifoDueJobs implements DueJobs {
 }
 
 /**
- * A heap by (priority number, due time, add order): a priority queue's due jobs.
+ * A heap of jobs with tombstones: cancelled jobs stay in the heap, are counted as dead and are
+ * dropped when they reach the top, and the heap is rebuilt once the dead outnumber the live.
  *
  * @internal
  */
-export class PriorityDueJobs implements DueJobs {
-  #heap = new Heap<JobRecord>(higherPriority);
+class TombstoneHeap {
+  readonly #heap: Heap<JobRecord>;
   #live = 0;
   #dead = 0;
 
+  constructor(less: (a: JobRecord, b: JobRecord) => boolean) {
+    this.#heap = new Heap<JobRecord>(less);
+  }
+
+  /** Live jobs held. */
   get length(): number {
     return this.#live;
   }
 
-  pushFresh(job: JobRecord): void {
+  push(job: JobRecord): void {
     this.#heap.push(job);
     this.#live++;
   }
 
-  pushPromoted(job: JobRecord): void {
-    this.pushFresh(job);
-  }
-
-  shift(): JobRecord | undefined {
-    if (this.#live === 0) return undefined;
-    for (;;) {
-      const job = this.#heap.pop() as JobRecord;
-      if (job.state !== State.Cancelled) {
-        this.#live--;
-        return job;
-      }
-      this.#dead--;
-    }
-  }
-
+  /** The first live job, or `undefined`. */
   peek(): JobRecord | undefined {
-    if (this.#live === 0) return undefined;
-    while (this.#heap.peek()?.state === State.Cancelled) {
-      this.#heap.pop();
+    const heap = this.#heap;
+    for (let top = heap.peek(); top !== undefined && top.state === State.Cancelled; top = heap.peek()) {
+      heap.pop();
       this.#dead--;
     }
-    return this.#heap.peek();
+    return heap.peek();
+  }
+
+  /** Removes and returns the first live job, or `undefined`. */
+  pop(): JobRecord | undefined {
+    const top = this.peek();
+    if (top !== undefined) {
+      this.#heap.pop();
+      this.#live--;
+    }
+    return top;
   }
 
   markRemoved(): void {
@@ -187,61 +188,74 @@ export class PriorityDueJobs implements DueJobs {
 }
 
 /**
+ * A heap by (priority number, due time, add order): a priority queue's due jobs.
+ *
+ * @internal
+ */
+export class PriorityDueJobs implements DueJobs {
+  readonly #jobs = new TombstoneHeap(higherPriority);
+
+  get length(): number {
+    return this.#jobs.length;
+  }
+
+  pushFresh(job: JobRecord): void {
+    this.#jobs.push(job);
+  }
+
+  pushPromoted(job: JobRecord): void {
+    this.#jobs.push(job);
+  }
+
+  shift(): JobRecord | undefined {
+    return this.#jobs.pop();
+  }
+
+  peek(): JobRecord | undefined {
+    return this.#jobs.peek();
+  }
+
+  markRemoved(): void {
+    this.#jobs.markRemoved();
+  }
+
+  drain(): JobRecord[] {
+    return this.#jobs.drain();
+  }
+}
+
+/**
  * Jobs that are not due yet, earliest first, with the same tombstone scheme.
  *
  * @internal
  */
 export class DelayedJobs {
-  #heap = new Heap<JobRecord>(earlierDue);
-  #live = 0;
-  #dead = 0;
+  readonly #jobs = new TombstoneHeap(earlierDue);
 
   get length(): number {
-    return this.#live;
+    return this.#jobs.length;
   }
 
   push(job: JobRecord): void {
-    this.#heap.push(job);
-    this.#live++;
+    this.#jobs.push(job);
   }
 
   /** Due time of the earliest live job, or `Infinity`. */
   nextDueAt(): number {
-    this.#dropDeadTop();
-    const top = this.#heap.peek();
-    return top === undefined ? Infinity : top.dueAt;
+    return this.#jobs.peek()?.dueAt ?? Infinity;
   }
 
   /** Removes and returns the earliest live job if it is due at `now`. */
   shiftDue(now: number): JobRecord | undefined {
-    this.#dropDeadTop();
-    const top = this.#heap.peek();
-    if (top === undefined || top.dueAt > now) return undefined;
-    this.#heap.pop();
-    this.#live--;
-    return top;
+    const top = this.#jobs.peek();
+    return top === undefined || top.dueAt > now ? undefined : this.#jobs.pop();
   }
 
   markRemoved(): void {
-    this.#live--;
-    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
-      this.#heap.filterInPlace(isLive);
-      this.#dead = 0;
-    }
+    this.#jobs.markRemoved();
   }
 
   drain(): JobRecord[] {
-    const jobs = this.#heap.values().filter(isLive);
-    this.#heap.clear();
-    this.#live = 0;
-    this.#dead = 0;
-    return jobs;
-  }
-
-  #dropDeadTop(): void {
-    for (let top = this.#heap.peek(); top !== undefined && top.state === State.Cancelled; top = this.#heap.peek()) {
-      this.#heap.pop();
-      this.#dead--;
-    }
+    return this.#jobs.drain();
   }
 }
