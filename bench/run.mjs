@@ -241,9 +241,11 @@ function throughputTable(w) {
       rows.push([...lead, int(1e9 / ns), fix(ns), spread(cell, 'nsPerJob'), ratio]);
     }
   }
-  const note = w.ratioRowOverBaseline
-    ? `Ratio = ns/job of the strategy ÷ ns/job of one queue (default strategy): above 1 the strategy costs more per job.`
-    : `Ratio = qmux ns/job ÷ peer ns/job (cost ratio): below 1 qmux is faster than that peer, above 1 slower.`;
+  const note =
+    w.ratioNote ??
+    (w.ratioRowOverBaseline
+      ? `Ratio = ns/job of the row ÷ ns/job of ${LABELS[w.baseline] ?? w.baseline}: above 1 the row costs more per job.`
+      : `Ratio = qmux ns/job ÷ peer ns/job (cost ratio): below 1 qmux is faster than that peer, above 1 slower.`);
   return `${table(headers, rows)}\n\n${note}`;
 }
 
