@@ -280,6 +280,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     const ext = this.extras();
     ext.abortReason = reason;
     ext.controller?.abort(reason);
+    this.home.host.abortRunning(this, reason); // a thread running it is ended too
   }
 
   /** Starts a new attempt: a fresh signal, nothing failed yet. */

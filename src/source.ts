@@ -57,6 +57,8 @@ export interface SourceHost {
   jobCreated(): void;
   /** A job joined the source (due or delayed, new or a retry): the worker should look at the list soon. */
   jobAdded(): void;
+  /** A running attempt of `job` was aborted (cancel, timeout, shutdown): stop whatever runs it. */
+  abortRunning(job: JobRecord, reason: unknown): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
 }

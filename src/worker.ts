@@ -156,6 +156,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       jobCreated: () => void this.#metrics.counters.added++,
       jobAdded: () => this.#jobAdded(),
       jobCancelled: (job) => this.#jobCancelled(job),
+      abortRunning: (job, reason) => this.#threads?.abort(job, reason),
     };
     this.#slotDone = (slot, ok, value) => {
       const job = slot.job as JobRecord;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { threadId } from 'node:worker_threads';
 import { Tinypool } from 'tinypool';
 
 /** What the main thread sends for each task. */
@@ -12,6 +13,15 @@ export interface ThreadTask {
   id: string;
   attempt: number;
   source: string;
+  /** The pool slot of this task: where to say which thread runs it (see `ThreadPool.abort`). */
+  slot: number;
+}
+
+/** Shared with the main thread: per slot, the id of the thread running it, then an abort flag. @internal */
+export interface ThreadWorkerData {
+  handler: string;
+  shared: Int32Array;
+  slots: number;
 }
 
 /** The second argument of a thread handler. */
@@ -28,8 +38,10 @@ type ThreadHandler = (data: unknown, ctx: ThreadContext) => unknown;
 
 let handler: Promise<ThreadHandler> | undefined;
 
+const workerData = Tinypool.workerData as ThreadWorkerData | undefined;
+
 async function loadHandler(): Promise<ThreadHandler> {
-  const href = (Tinypool.workerData as { handler: string } | undefined)?.handler;
+  const href = workerData?.handler;
   if (typeof href !== 'string') throw new Error('qmux: thread started without a handler module');
   const module = await importHandler(href);
   let fn = module.default;
@@ -70,6 +82,14 @@ async function importHandler(href: string): Promise<{ default?: unknown }> {
 }
 
 export default async function runTask(task: ThreadTask): Promise<unknown> {
+  if (workerData !== undefined) {
+    // Say which thread runs this slot, then check whether it was aborted before it got here: the
+    // main thread sets the flag, then reads the id, so one side always sees the other.
+    Atomics.store(workerData.shared, task.slot, threadId);
+    if (Atomics.load(workerData.shared, workerData.slots + task.slot) !== 0) {
+      throw new Error('qmux: the job was aborted before its thread started it');
+    }
+  }
   handler ??= loadHandler();
   const fn = await handler;
   return fn(task.data, { id: task.id, attempt: task.attempt, source: task.source });
