@@ -1,7 +1,9 @@
 /**
  * Small tools the test files share: promises settled from outside, a handler whose jobs finish
- * only when the test says so, and ways to let queued work run without sleeping.
+ * only when the test says so, ways to let queued work run without sleeping, a bounded child node
+ * process, and the seed programs' queues.
  */
+import { spawn } from 'node:child_process';
 import type { Job } from '../src/index.js';
 
 /** A promise with its resolve and reject exposed. */
@@ -111,5 +113,71 @@ export class Gate<T = unknown> {
   /** Finishes every open job. */
   finishAll(): void {
     for (const s of this.open) s.finish();
+  }
+}
+
+/** What a child node process did (see {@link runNode}). */
+export interface ChildRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Whether it was killed for outliving its bound. */
+  killed: boolean;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs `node ...args` and resolves when it ends; kills it if it has not ended by itself within
+ * `boundMs` (generous: a loaded 2-core CI machine can be slow to start node).
+ */
+export function runNode(args: readonly string[], boundMs: number): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, boundMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, killed, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+/** The part of a worker the seed programs use (the src and dist Workers both fit). */
+interface SeedWorker {
+  bindQueue(options?: { priority?: number }): { add(data: string): unknown };
+}
+
+/**
+ * Binds and fills the queues of the seed programs (seeds/varmq-strategies.md): alerts, reports,
+ * emails with 2, 1 and 3 jobs. `ranked` gives alerts priority 1 and reports 2 and fills the
+ * lowest-ranked queue first, as the Priority program does; otherwise bind order ranks them.
+ */
+export function fillSeedQueues(worker: SeedWorker, ranked: boolean): void {
+  const alerts = worker.bindQueue(ranked ? { priority: 1 } : undefined);
+  const reports = worker.bindQueue(ranked ? { priority: 2 } : undefined);
+  const emails = worker.bindQueue();
+  if (ranked) {
+    for (let i = 0; i < 3; i++) emails.add('email');
+    reports.add('report');
+    alerts.add('alert');
+    alerts.add('alert');
+  } else {
+    alerts.add('alert');
+    alerts.add('alert');
+    reports.add('report');
+    for (let i = 0; i < 3; i++) emails.add('email');
   }
 }

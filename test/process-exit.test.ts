@@ -3,10 +3,10 @@
  * library in a child process and check they end on their own, with code 0. These are the only
  * tests that wait on the real clock.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runNode } from './helpers.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/exit-scenarios.mjs', import.meta.url));
 const BUILT = fileURLToPath(new URL('../dist/index.js', import.meta.url));
@@ -23,38 +23,19 @@ interface Run {
 }
 
 /** Runs one scenario; kills it if it has not exited by itself within BOUND_MS. */
-function run(scenario: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, [SCRIPT, scenario], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let killed = false;
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, BOUND_MS);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
+async function run(scenario: string): Promise<Run> {
+  const { code, signal, killed, ms, stdout, stderr } = await runNode([SCRIPT, scenario], BOUND_MS);
+  const lines = stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line): unknown => {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch {
+        return line; // not one of the script's reports: keep it so the assertion shows it
+      }
     });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const lines = stdout
-        .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line): unknown => {
-          try {
-            return JSON.parse(line) as unknown;
-          } catch {
-            return line; // not one of the script's reports: keep it so the assertion shows it
-          }
-        });
-      resolve({ code, signal, killed, ms: Date.now() - started, lines, stderr });
-    });
-  });
+  return { code, signal, killed, ms, lines, stderr };
 }
 
 function expectCleanExit(result: Run): void {

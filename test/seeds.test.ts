@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Strategy, Worker, type Job } from '../src/index.js';
+import { fillSeedQueues } from './helpers.js';
 
 /**
  * The seed programs of ../shared/seeds/varmq-strategies.md: concurrency 1, autoRun false, queues
@@ -8,21 +9,7 @@ import { Strategy, Worker, type Job } from '../src/index.js';
 async function takenOrder(strategy: Strategy, ranked: boolean): Promise<string[]> {
   const taken: string[] = [];
   const worker = new Worker((job: Job<string>) => void taken.push(job.data), { strategy, autoRun: false });
-  const alerts = worker.bindQueue(ranked ? { priority: 1 } : undefined);
-  const reports = worker.bindQueue(ranked ? { priority: 2 } : undefined);
-  const emails = worker.bindQueue();
-  if (ranked) {
-    // The Priority seed fills the lowest-ranked queue first.
-    for (let i = 0; i < 3; i++) emails.add('email');
-    reports.add('report');
-    alerts.add('alert');
-    alerts.add('alert');
-  } else {
-    alerts.add('alert');
-    alerts.add('alert');
-    reports.add('report');
-    for (let i = 0; i < 3; i++) emails.add('email');
-  }
+  fillSeedQueues(worker, ranked);
   worker.start();
   await worker.waitUntilIdle();
   return taken;

@@ -4,12 +4,12 @@
  * plain .mjs modules in fixtures/threads/. Time bounds are generous: a loaded 2-core machine can
  * take a while to start a thread or a node process, and nothing here asserts a tight duration.
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry, Strategy, ThreadExitError, TimeoutError, Topic, Worker } from '../dist/index.js';
+import { fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
@@ -131,20 +131,7 @@ describe('threads worker: dispatch order is the strategy’s', () => {
     const finished: string[] = [];
     worker.on('active', (job) => started.push(job.data));
     worker.on('completed', (_job, result) => finished.push(result.data));
-    const alerts = worker.bindQueue(ranked ? { priority: 1 } : undefined);
-    const reports = worker.bindQueue(ranked ? { priority: 2 } : undefined);
-    const emails = worker.bindQueue();
-    if (ranked) {
-      for (let i = 0; i < 3; i++) emails.add('email');
-      reports.add('report');
-      alerts.add('alert');
-      alerts.add('alert');
-    } else {
-      alerts.add('alert');
-      alerts.add('alert');
-      reports.add('report');
-      for (let i = 0; i < 3; i++) emails.add('email');
-    }
+    fillSeedQueues(worker, ranked);
     worker.start();
     await worker.waitUntilIdle();
     expect(finished).toEqual(started);
@@ -586,39 +573,8 @@ describe('threads worker: stop() and process exit', () => {
     expect(after.threadId).not.toBe(before.threadId);
   });
 
-  interface ChildRun {
-    code: number | null;
-    signal: NodeJS.Signals | null;
-    killed: boolean;
-    stdout: string;
-    stderr: string;
-    ms: number;
-  }
-
   /** Runs node with `args`; kills it if it has not ended by itself within EXIT_BOUND_MS. */
-  function runNode(args: string[]): Promise<ChildRun> {
-    return new Promise((resolve, reject) => {
-      const started = Date.now();
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      let killed = false;
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const timer = setTimeout(() => {
-        killed = true;
-        child.kill('SIGKILL');
-      }, EXIT_BOUND_MS);
-      child.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        resolve({ code, signal, killed, stdout, stderr, ms: Date.now() - started });
-      });
-    });
-  }
+  const runNode = (args: string[]): Promise<ChildRun> => runBoundedNode(args, EXIT_BOUND_MS);
 
   function expectCleanExit(run: ChildRun): unknown {
     const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
