@@ -294,11 +294,6 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     ext.attemptFailed = false;
   }
 
-  /** Whether the job has succeeded, failed or been cancelled. */
-  get isSettled(): boolean {
-    return this.state >= State.Succeeded;
-  }
-
   result(): Promise<R> {
     return this.outcome().promise as Promise<R>;
   }
