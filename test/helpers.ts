@@ -181,3 +181,14 @@ export function fillSeedQueues(worker: SeedWorker, ranked: boolean): void {
     for (let i = 0; i < 3; i++) emails.add('email');
   }
 }
+
+/**
+ * The orders the seed programs must give (SPEC 4), by strategy name, with whether the queues are
+ * ranked (alerts 1, reports 2, emails none; the Priority program) or ranked by bind order alone.
+ */
+export const SEED_ORDERS: readonly { strategy: 'Priority' | 'RoundRobin' | 'MaxLen' | 'MinLen'; ranked: boolean; order: readonly string[] }[] = [
+  { strategy: 'Priority', ranked: true, order: ['alert', 'alert', 'report', 'email', 'email', 'email'] },
+  { strategy: 'RoundRobin', ranked: false, order: ['alert', 'report', 'email', 'alert', 'email', 'email'] },
+  { strategy: 'MaxLen', ranked: false, order: ['email', 'alert', 'email', 'alert', 'report', 'email'] },
+  { strategy: 'MinLen', ranked: false, order: ['report', 'alert', 'alert', 'email', 'email', 'email'] },
+];

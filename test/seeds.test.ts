@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Strategy, Worker, type Job } from '../src/index.js';
-import { fillSeedQueues } from './helpers.js';
+import { SEED_ORDERS, fillSeedQueues } from './helpers.js';
 
 /**
  * The seed programs of ../shared/seeds/varmq-strategies.md: concurrency 1, autoRun false, queues
@@ -16,18 +16,11 @@ async function takenOrder(strategy: Strategy, ranked: boolean): Promise<string[]
 }
 
 describe('seed programs (varmq strategies page)', () => {
-  it('Priority: alert, alert, report, email, email, email', async () => {
-    expect(await takenOrder(Strategy.Priority, true)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
-  });
-  it('RoundRobin: alert, report, email, alert, email, email', async () => {
-    expect(await takenOrder(Strategy.RoundRobin, false)).toEqual(['alert', 'report', 'email', 'alert', 'email', 'email']);
-  });
-  it('MaxLen: email, alert, email, alert, report, email', async () => {
-    expect(await takenOrder(Strategy.MaxLen, false)).toEqual(['email', 'alert', 'email', 'alert', 'report', 'email']);
-  });
-  it('MinLen: report, alert, alert, email, email, email', async () => {
-    expect(await takenOrder(Strategy.MinLen, false)).toEqual(['report', 'alert', 'alert', 'email', 'email', 'email']);
-  });
+  for (const { strategy, ranked, order } of SEED_ORDERS) {
+    it(`${strategy}: ${order.join(', ')}`, async () => {
+      expect(await takenOrder(Strategy[strategy], ranked)).toEqual(order);
+    });
+  }
   it('Priority without any priorities follows bind order', async () => {
     expect(await takenOrder(Strategy.Priority, false)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
   });

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry, Strategy, ThreadExitError, TimeoutError, Topic, Worker } from '../dist/index.js';
-import { fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
+import { SEED_ORDERS, fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
@@ -138,18 +138,11 @@ describe('threads worker: dispatch order is the strategy’s', () => {
     return started;
   }
 
-  it('Priority: alert, alert, report, email, email, email', async () => {
-    expect(await takenOrder(Strategy.Priority, true)).toEqual(['alert', 'alert', 'report', 'email', 'email', 'email']);
-  });
-  it('RoundRobin: alert, report, email, alert, email, email', async () => {
-    expect(await takenOrder(Strategy.RoundRobin, false)).toEqual(['alert', 'report', 'email', 'alert', 'email', 'email']);
-  });
-  it('MaxLen: email, alert, email, alert, report, email', async () => {
-    expect(await takenOrder(Strategy.MaxLen, false)).toEqual(['email', 'alert', 'email', 'alert', 'report', 'email']);
-  });
-  it('MinLen: report, alert, alert, email, email, email', async () => {
-    expect(await takenOrder(Strategy.MinLen, false)).toEqual(['report', 'alert', 'alert', 'email', 'email', 'email']);
-  });
+  for (const { strategy, ranked, order } of SEED_ORDERS) {
+    it(`${strategy}: ${order.join(', ')}`, async () => {
+      expect(await takenOrder(Strategy[strategy], ranked)).toEqual(order);
+    });
+  }
 });
 
 describe('threads worker: never more in flight than threads', () => {
