@@ -194,12 +194,20 @@ await worker.waitUntilIdle();
 
 // ------------------------------------------------------------------ summary
 
-/** Most starts within any window of `interval` ms. */
+/**
+ * The times above are read in the 'active' listener, which can run a few ms after the worker read
+ * its clock to decide the start (all the starts of one decision pass share one reading), so windows
+ * are measured `SLACK_MS` short. The rule itself is checked to the millisecond, on virtual time, in
+ * test/timing.test.ts.
+ */
+const SLACK_MS = 10;
+
+/** Most starts within any window of `interval` ms, as seen from the listener. */
 function busiestWindow(times: number[], interval: number): number {
   let best = 0;
   for (let i = 0; i < times.length; i++) {
     let j = i;
-    while (j < times.length && (times[j] as number) - (times[i] as number) < interval) j++;
+    while (j < times.length && (times[j] as number) - (times[i] as number) < interval - SLACK_MS) j++;
     best = Math.max(best, j - i);
   }
   return best;
