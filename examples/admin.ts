@@ -11,8 +11,11 @@ import { createAdminHandler, Registry, Worker, type Job } from 'qmux';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mailer = new Worker(async (job: Job<string>) => sleep(job.data.length), { name: 'mailer', concurrency: 2 });
-// Its one job runs 300 ms: long enough to still be running when the example stops the worker.
-const thumbnails = new Worker(async () => sleep(300), { name: 'thumbnails', autoRun: false });
+// Its one job runs until the example lets it finish, so it is still running when the example
+// stops the worker, however slow the machine.
+let finishThumbnail = () => {};
+const thumbnailMayFinish = new Promise<void>((resolve) => (finishThumbnail = resolve));
+const thumbnails = new Worker(async () => thumbnailMayFinish, { name: 'thumbnails', autoRun: false });
 const registry = new Registry().add(mailer).add(thumbnails);
 const emails = mailer.bindQueue({ name: 'emails' });
 for (const to of ['ada', 'bob', 'cy']) emails.add(`welcome ${to}`);
@@ -45,6 +48,7 @@ await show('POST', '/workers/mailer/resume');
 await show('POST', '/workers/thumbnails/start');
 await show('POST', '/workers/thumbnails/stop'); // answers at once: 'stopping' while its job runs
 await show('POST', '/workers/thumbnails/resume'); // resume() undoes pause(), not stop(): 409
+finishThumbnail();
 await show('PUT', '/workers/mailer/concurrency', { concurrency: 0 });
 await show('PUT', '/workers/mailer/concurrency', '{not json');
 await show('GET', '/workers/nobody');

@@ -15,7 +15,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
 /** Modules that examples import (thread handlers and the like), not programs. */
 const HELPER = /(^|-)handler\.[cm]?[jt]s$/;
-const PER_EXAMPLE_TIMEOUT_MS = 20_000;
+/** Generous: threads-cpu.ts counts primes twice (about 3.5 s alone) and others share the cores. */
+const PER_EXAMPLE_TIMEOUT_MS = 60_000;
 
 interface Run {
   code: number | null;
@@ -253,7 +254,7 @@ describe('examples/', () => {
     expect(run.stdout.trim().length).toBeGreaterThan(0);
     // A program with no entry above is still run: it must exit 0 and print something.
     expected?.check(run.stdout);
-  });
+  }, PER_EXAMPLE_TIMEOUT_MS + 10_000);
 });
 
 describe('examples/cli-throttle.ts, failures and usage', () => {

@@ -260,7 +260,9 @@ describe('threads worker: cancellation and timeouts', () => {
     const worker = track(new Worker<{ hang?: string; n?: number }, { data: unknown }>(HANG, { concurrency: 1, timeout: 300 }));
     const q = worker.bindQueue();
     const hung = q.add({ hang: 'sleep' });
-    const next = q.add({ n: 5 });
+    // `next` runs in the thread that replaces the timed-out one; its own timeout leaves room for
+    // that thread's start-up on a loaded machine (the per-job option overrides the worker's).
+    const next = q.add({ n: 5 }, { timeout: 30_000 });
     expect((await rejection(hung.result())).name).toBe('TimeoutError');
     expect((await next.result()).data).toEqual({ n: 5 });
   });
@@ -297,9 +299,12 @@ describe('threads worker: failures and crashes', () => {
   });
 
   it('a thread that exits fails only its own job, not the jobs running in other threads', async () => {
-    const worker = track(new Worker<{ kind: string; code?: number; ms?: number; n?: number }, { ok: unknown }>(CRASH, { concurrency: 2 }));
+    type Data = { kind: string; code?: number; flag?: SharedArrayBuffer; n?: number };
+    const worker = track(new Worker<Data, { ok: unknown }>(CRASH, { concurrency: 2 }));
     const q = worker.bindQueue();
-    const neighbour = q.add({ kind: 'sleep', ms: 2000, n: 1 });
+    // The neighbour blocks until released below, so the overlap holds however slow threads start.
+    const flag = new SharedArrayBuffer(4);
+    const neighbour = q.add({ kind: 'block', flag, n: 1 });
     const started = new Promise<void>((resolve) => worker.once('active', () => resolve()));
     await started;
     const exiting = q.add({ kind: 'exit', code: 7 });
@@ -307,6 +312,8 @@ describe('threads worker: failures and crashes', () => {
     expect(error).toBeInstanceOf(ThreadExitError);
     expect(error.exitCode).toBe(7);
     expect(neighbour.status).toBe('running');
+    Atomics.store(new Int32Array(flag), 0, 1);
+    Atomics.notify(new Int32Array(flag), 0);
     expect((await neighbour.result()).ok).toBe(1);
   });
 
@@ -499,10 +506,13 @@ describe('threads worker: more sources and signals', () => {
   });
 
   it('a timed-out attempt is retried in a fresh thread and can succeed', async () => {
-    const worker = track(new Worker<{ spinOnAttempt: number }, { attempt: number }>(HANG, { concurrency: 1 }));
+    const worker = track(new Worker<{ blockOnAttempt: number }, { attempt: number }>(HANG, { concurrency: 1 }));
     const retrying: unknown[] = [];
     worker.on('retrying', (_job, error) => retrying.push(error));
-    const handle = worker.bindQueue().add({ spinOnAttempt: 1 }, { timeout: 300, retry: { attempts: 2 } });
+    // Attempt 2 starts a fresh thread under the same per-attempt timeout, so the timeout is long
+    // enough for a thread's start-up on a loaded machine; attempt 1 blocks on Atomics.wait until
+    // then rather than spinning, so waiting costs no core.
+    const handle = worker.bindQueue().add({ blockOnAttempt: 1 }, { timeout: 3000, retry: { attempts: 2 } });
     expect((await handle.result()).attempt).toBe(2);
     expect(retrying).toHaveLength(1);
     expect((retrying[0] as Error).name).toBe('TimeoutError');
