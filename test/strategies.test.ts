@@ -209,6 +209,37 @@ describe('Strategy.RoundRobin', () => {
     // After 'sub' comes 'last' in turn, whether or not 'sub' is still in the list.
     expect(gate.order).toEqual(['f0', 's0', 'l0', 'f1', 'l1']);
   });
+
+  it('after the last source served leaves, the turn goes to the one ranked after its place, not to a newcomer bound before it', async () => {
+    const topic = new Topic<string>();
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { strategy: Strategy.RoundRobin, autoRun: false });
+    const a = worker.bindQueue({ name: 'A', priority: 1 });
+    const sub = worker.subscribe(topic, { name: 'S', priority: 3 });
+    const c = worker.bindQueue({ name: 'C', priority: 5 });
+    for (let i = 0; i < 2; i++) {
+      a.add(`a${i}`);
+      c.add(`c${i}`);
+    }
+    topic.publish('s0');
+    sub.unsubscribe(); // S leaves the list once s0 has run
+    worker.start();
+    await flushMicrotasks();
+    gate.finishOldest(); // a0
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['a0', 's0']);
+    // While s0 runs, B is bound between A and S. When s0 ends S leaves, so the list is A B C and
+    // S's old index now holds B; but B ranks before S's place, so C has the next turn.
+    const b = worker.bindQueue({ name: 'B', priority: 2 });
+    b.add('b0');
+    b.add('b1');
+    while (gate.open.length > 0) {
+      gate.finishOldest();
+      await flushMicrotasks();
+    }
+    await worker.waitUntilIdle();
+    expect(gate.order).toEqual(['a0', 's0', 'c0', 'a1', 'b0', 'c1', 'b1']);
+  });
 });
 
 describe('Strategy.MaxLen and Strategy.MinLen', () => {

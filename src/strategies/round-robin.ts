@@ -1,26 +1,37 @@
+import { sourceOfView } from '../source.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
+/** Whether `view` comes after `than` in list order: priority number (unranked last), then bind order. */
+function ranksAfter(view: SourceView, than: SourceView): boolean {
+  const mine = view.priority ?? Infinity;
+  const theirs = than.priority ?? Infinity;
+  if (mine !== theirs) return mine > theirs;
+  return (sourceOfView(view)?.bindOrder ?? 0) > (sourceOfView(than)?.bindOrder ?? 0);
+}
+
 class RoundRobinPicker implements Picker {
-  /** The source served last, and where it stood then. */
+  /** The source served last. */
   #last: SourceView | undefined = undefined;
-  #lastIndex = -1;
 
   pick(list: readonly SourceView[]): SourceView {
     const n = list.length;
     // The turn goes to whoever follows the last-served source now (binding can shift indices).
-    // If that source has left the list, the one that took its place is next.
+    // If that source has left the list, the turn goes to the first source ranked after the place
+    // it held, even if sources were bound or unbound around it meanwhile.
     let start = 0;
     const last = this.#last;
     if (last !== undefined) {
       const at = list[last.index] === last ? last.index : list.indexOf(last);
-      start = at >= 0 ? at + 1 : this.#lastIndex;
+      if (at >= 0) start = at + 1;
+      else {
+        start = list.findIndex((view) => ranksAfter(view, last));
+        if (start < 0) start = 0;
+      }
     }
     for (let k = 0; k < n; k++) {
-      const index = (start + k) % n;
-      const view = list[index] as SourceView;
+      const view = list[(start + k) % n] as SourceView;
       if (view.eligible) {
         this.#last = view;
-        this.#lastIndex = index;
         return view;
       }
     }
