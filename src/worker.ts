@@ -518,20 +518,24 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     const core = this.#core;
     if (this.#phase === Phase.Started) {
       this.#pumping = true;
-      // One clock reading per decision: what is due and when to wake are judged at the same instant.
-      const now = core.needsClock ? Date.now() : 0;
+      // One clock reading per start: what is due, which rate windows are open, and the time a
+      // start is recorded at are judged at the same instant. A synchronous handler may take a
+      // while, so the clock is read again after each start (only while time matters at all).
+      let now = core.needsClock ? Date.now() : 0;
       try {
         core.promote(now);
         while (core.inFlight < core.concurrency && this.#phase === Phase.Started) {
           const job = core.claim(now);
           if (job === undefined) break;
           this.#run(job);
+          if (core.needsClock) {
+            now = Date.now();
+            core.promote(now);
+          }
         }
-        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) {
-          // A synchronous handler that failed may have scheduled the first delayed job (a retry)
-          // after this pass skipped the clock: read it now. A later reading only arms earlier.
-          this.#armTimer(core.wakeAt(), now === 0 && core.needsClock ? Date.now() : now);
-        }
+        // A synchronous handler that failed may have scheduled the first delayed job (a retry):
+        // the reading after its start covers it.
+        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) this.#armTimer(core.wakeAt(), now);
       } catch (error) {
         this.#halt(error);
       } finally {

@@ -232,6 +232,35 @@ describe('rate limits', () => {
     expect(times).toEqual([0, 60, 60, 100, 160, 160, 200, 260, 260, 300]);
   });
 
+  it('judges each start at its own time: a synchronous handler that takes a while does not let the next start count as earlier', async () => {
+    const starts: [string, number][] = [];
+    const handler = (job: Job<string>): void => {
+      starts.push([job.data, Date.now() - T0]);
+      if (job.data === 'a1') vi.setSystemTime(Date.now() + 60); // 60 ms of synchronous work
+    };
+    const worker = new Worker(handler, { concurrency: 10 });
+    const q = worker.bindQueue({ rateLimit: { limit: 2, interval: 100 } });
+    for (const id of ['a1', 'a2', 'a3', 'a4']) q.add(id);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(starts).toEqual([
+      ['a1', 0],
+      ['a2', 60],
+    ]);
+    // The fake clock now reads 60; at 100 an add wakes the worker. a3 may start (a1 was 100 ms
+    // ago), but a4 only 100 ms after a2 actually started: at 160, not at 100, which would put
+    // a2, a3 and a4 in one 100 ms window.
+    await vi.advanceTimersByTimeAsync(100 - (Date.now() - T0));
+    q.add('a5');
+    await vi.advanceTimersByTimeAsync(500);
+    expect(starts).toEqual([
+      ['a1', 0],
+      ['a2', 60],
+      ['a3', 100],
+      ['a4', 160],
+      ['a5', 200],
+    ]);
+  });
+
   it('a rate-limited source is passed over while it waits: other sources use the slot', async () => {
     const { starts, handler } = startLog<string>();
     const worker = new Worker(handler, { strategy: Strategy.Priority, autoRun: false });
