@@ -159,7 +159,9 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       abortRunning: (job, reason) => this.#threads?.abort(job, reason),
     };
     this.#slotDone = (slot, ok, value) => {
-      const job = slot.job as JobRecord;
+      const job = slot.job;
+      // Only a native promise reaches a slot, and it settles once; this guards the slot's reuse.
+      if (job === undefined) return;
       slot.job = undefined;
       this.#freeSlots.push(slot);
       this.#finish(job, ok, value);
@@ -555,11 +557,14 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     try {
       result = this.#handler(job as unknown as Job<T>);
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
-        const then = (result as PromiseLike<unknown>).then;
-        if (typeof then === 'function') {
+        // A native promise settles once, so its callbacks can go straight to a reused slot. Any
+        // other thenable may call back twice, or call back and then throw: Promise.resolve
+        // adopts it with the once-only rules of a real promise.
+        const promise = result instanceof Promise ? result : isThenable(result) ? Promise.resolve(result) : undefined;
+        if (promise !== undefined) {
           const slot = this.#freeSlots.pop() ?? this.#newSlot();
           slot.job = job;
-          then.call(result, slot.resolve, slot.reject);
+          promise.then(slot.resolve, slot.reject);
           return;
         }
       }
@@ -902,3 +907,8 @@ export interface WorkerConstructor {
 export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
 /** The worker class; see {@link WorkerConstructor}. */
 export const Worker = WorkerImpl as unknown as WorkerConstructor;
+
+/** Whether `value` has a callable `then` (a `then` getter that throws fails the job: the caller catches). */
+function isThenable(value: object): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown>).then === 'function';
+}

@@ -361,6 +361,69 @@ describe('every handle settles exactly once', () => {
   });
 });
 
+describe('handlers that return a thenable other than a native promise', () => {
+  /** Thenables that break the Promises/A+ rules in the ways a hand-written one can. */
+  const misbehaving: Record<string, (value: string) => PromiseLike<string>> = {
+    'resolves twice': (value) => ({ then: (ok) => (ok?.(value as never), ok?.('second' as never)) as never }),
+    'resolves, then rejects': (value) => ({ then: (ok, fail) => (ok?.(value as never), fail?.(new Error('late'))) as never }),
+    'resolves, then throws': (value) => ({
+      then: (ok) => {
+        ok?.(value as never);
+        throw new Error('thrown after resolving');
+      },
+    }),
+    'resolves later, twice': (value) => ({
+      then: (ok) => void setTimeout(() => (ok?.(value as never), ok?.('second' as never)), 0) as never,
+    }),
+  };
+
+  it.each(Object.keys(misbehaving))('%s: the job settles once, with the first outcome, and the worker goes on', async (name) => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const make = misbehaving[name] as (value: string) => PromiseLike<string>;
+      const events: string[] = [];
+      const worker = new Worker((job: Job<string>) => (job.data.startsWith('odd') ? make(job.data) : Promise.resolve(job.data)), {
+        concurrency: 2,
+      });
+      worker.on('completed', (job) => events.push(`completed ${job.data}`));
+      worker.on('failed', (job) => events.push(`failed ${job.data}`));
+      worker.on('error', (error) => events.push(`error ${String(error)}`));
+      const q = worker.bindQueue();
+      const handles = ['odd-1', 'plain-1', 'odd-2', 'plain-2', 'plain-3'].map((data) => q.add(data));
+      await worker.waitUntilIdle();
+      for (let i = 0; i < 3; i++) await nextMacrotask();
+      expect(await Promise.all(handles.map((h) => h.result()))).toEqual(['odd-1', 'plain-1', 'odd-2', 'plain-2', 'plain-3']);
+      expect(handles.map((h) => h.status)).toEqual(Array(5).fill('succeeded'));
+      expect(events.sort()).toEqual(['completed odd-1', 'completed odd-2', 'completed plain-1', 'completed plain-2', 'completed plain-3']);
+      expect(worker.health().status).toBe('healthy');
+      expect(worker.numProcessing).toBe(0);
+      expect(worker.stats().counters).toMatchObject({ started: 5, succeeded: 5, failed: 0 });
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('a thenable whose `then` getter throws fails that job', async () => {
+    const worker = new Worker((job: Job<string>) =>
+      job.data === 'bad'
+        ? Object.defineProperty({}, 'then', {
+            get() {
+              throw new Error('no then for you');
+            },
+          })
+        : job.data,
+    );
+    const q = worker.bindQueue();
+    const bad = q.add('bad');
+    const good = q.add('good');
+    await expect(bad.result()).rejects.toThrow('no then for you');
+    await expect(good.result()).resolves.toBe('good');
+  });
+});
+
 describe('addAll', () => {
   it('returns a group: handles in add order, result() in add order whatever the finish order', async () => {
     const gate = new Gate<string>();
