@@ -325,9 +325,11 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     // An Error captures a stack trace, which made purging a million waiting jobs take seconds.
     // Unless a signal or a promise needs it now, keep only the reason and make the error on demand.
     if (this.state === State.Running || this.promised !== undefined) {
+      const running = this.state === State.Running;
       const error = new CancelledError(reason);
-      if (this.state === State.Running) this.abortAttempt(error);
+      // Settled before the abort: a listener of the signal that cancels again finds it settled.
       this.settle(State.Cancelled, error);
+      if (running) this.abortAttempt(error);
     } else {
       this.settle(State.Cancelled, reason === undefined ? NO_REASON : new CancelReason(reason));
     }

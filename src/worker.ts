@@ -716,14 +716,18 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     ext.timer = undefined;
     if (job.state !== State.Running || !job.inFlight) return;
     const error = new TimeoutError(ext.timeout ?? (this.#timeout as number), job.id);
-    job.abortAttempt(error);
+    // The job's fate is decided (and a final failure settled) before its signal aborts: a
+    // listener of that signal may cancel the job, and must find it already failed, or (when a
+    // retry is due) still running, in which case the cancel wins and no retry follows.
     const delay = this.#retryDelay(job, error);
     if (delay >= 0) {
       ext.attemptFailed = true;
       ext.attemptError = error;
       ext.retryDelay = delay;
+      job.abortAttempt(error);
     } else {
       this.#failForGood(job, error);
+      job.abortAttempt(error);
       this.#emitFailed(job, error);
     }
   }

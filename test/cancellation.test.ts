@@ -345,6 +345,69 @@ describe('a running job', () => {
   });
 });
 
+describe('a signal listener that cancels or aborts again while the job is being settled', () => {
+  // A request-scoped controller is the job's `signal`, and the handler also aborts that controller
+  // when the job's own signal aborts, so other work tied to the request stops too. The second
+  // abort arrives while qmux is still settling the job: it must find the job settled.
+  function chained(worker: Worker<string, string>, data: string): { handle: JobHandle<string>; request: AbortController } {
+    const request = new AbortController();
+    const handle = worker.bindQueue().add(data, { signal: request.signal });
+    return { handle, request };
+  }
+  const forward = (request: AbortController) => (signal: AbortSignal) =>
+    signal.addEventListener('abort', () => request.abort(signal.reason), { once: true });
+
+  it('a timeout fails the job once: no `cancelled`, one `failed` and one dead letter', async () => {
+    const worker = makeWorker({ timeout: 100 });
+    const events = recordEvents(worker);
+    const { handle, request } = chained(worker, 'a');
+    await vi.advanceTimersByTimeAsync(0);
+    forward(request)(runOf('a').signal);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(request.signal.aborted).toBe(true);
+    expect(handle.status).toBe('failed');
+    expect((await rejection(handle)) as Error).toMatchObject({ name: 'TimeoutError' });
+    expect(events).toEqual(['failed a', 'dead a']);
+    expect(worker.deadLetters).toHaveLength(1);
+    expect(worker.stats().counters).toMatchObject({ failed: 1, dead: 1, cancelled: 0 });
+    runOf('a').finish.resolve('late');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(handle.status).toBe('failed');
+    expect(events).toEqual(['failed a', 'dead a']);
+  });
+
+  it('a timeout that will be retried: the re-entrant cancel wins, and there is no further attempt', async () => {
+    const worker = makeWorker({ timeout: 100, retry: { attempts: 3 } });
+    const events = recordEvents(worker);
+    const { handle, request } = chained(worker, 'a');
+    await vi.advanceTimersByTimeAsync(0);
+    forward(request)(runOf('a').signal);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(handle.status).toBe('cancelled');
+    runOf('a').finish.resolve('late');
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(runs).toHaveLength(1);
+    expect(events).toEqual(['cancelled a']);
+    expect(worker.stats().counters).toMatchObject({ retried: 0, failed: 0, cancelled: 1 });
+  });
+
+  it('cancel() emits `cancelled` once and counts one cancellation', async () => {
+    const worker = makeWorker();
+    const events = recordEvents(worker);
+    const { handle, request } = chained(worker, 'a');
+    await vi.advanceTimersByTimeAsync(0);
+    forward(request)(runOf('a').signal);
+    expect(handle.cancel('user')).toBe(true);
+    expect(request.signal.aborted).toBe(true);
+    expect(events).toEqual(['cancelled a']);
+    expect(worker.stats().counters.cancelled).toBe(1);
+    expect(((await rejection(handle)) as CancelledError).reason).toBe('user');
+    runOf('a').finish.resolve('late');
+    await worker.waitUntilIdle();
+    expect(events).toEqual(['cancelled a']);
+  });
+});
+
 describe('a job waiting for a retry', () => {
   it('is cancelled like a delayed job: no more attempts, no `failed`, no dead letter', async () => {
     const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 500 } } });
