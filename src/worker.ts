@@ -557,10 +557,11 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     try {
       result = this.#handler(job as unknown as Job<T>);
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
-        // A native promise settles once, so its callbacks can go straight to a reused slot. Any
-        // other thenable may call back twice, or call back and then throw: Promise.resolve
-        // adopts it with the once-only rules of a real promise.
-        const promise = result instanceof Promise ? result : isThenable(result) ? Promise.resolve(result) : undefined;
+        // A native promise with the native then settles once, so its callbacks can go straight to
+        // a reused slot. Any other thenable (a subclass's own then included) may call back twice,
+        // or call back and then throw: Promise.resolve adopts it with a real promise's once-only rules.
+        const promise =
+          result instanceof Promise && result.then === nativeThen ? result : isThenable(result) ? Promise.resolve(result) : undefined;
         if (promise !== undefined) {
           const slot = this.#freeSlots.pop() ?? this.#newSlot();
           slot.job = job;
@@ -911,6 +912,8 @@ export interface WorkerConstructor {
 export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
 /** The worker class; see {@link WorkerConstructor}. */
 export const Worker = WorkerImpl as unknown as WorkerConstructor;
+
+const nativeThen = Promise.prototype.then;
 
 /** Whether `value` has a callable `then` (a `then` getter that throws fails the job: the caller catches). */
 function isThenable(value: object): value is PromiseLike<unknown> {

@@ -375,6 +375,15 @@ describe('handlers that return a thenable other than a native promise', () => {
     'resolves later, twice': (value) => ({
       then: (ok) => void setTimeout(() => (ok?.(value as never), ok?.('second' as never)), 0) as never,
     }),
+    'is a Promise subclass whose then calls back twice': (value) => {
+      class Twice<V> extends Promise<V> {
+        override then<A = V, B = never>(ok?: ((v: V) => A | PromiseLike<A>) | null): Promise<A | B> {
+          setTimeout(() => (ok?.(value as V), ok?.('second' as V)), 0);
+          return Promise.resolve() as Promise<A | B>;
+        }
+      }
+      return new Twice<string>(() => {});
+    },
   };
 
   it.each(Object.keys(misbehaving))('%s: the job settles once, with the first outcome, and the worker goes on', async (name) => {
