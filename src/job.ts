@@ -310,7 +310,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     // Settled first, so the source sees a tombstone when it drops the job.
     if (this.ext?.held === true) {
       this.ext.held = false; // never joined its source
-      this.home.dropHeld();
+      this.home.dropHeld(this);
     }
     else if (state !== State.Running) this.home.remove(this, state === State.Delayed);
     this.home.host.jobCancelled(this);

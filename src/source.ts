@@ -5,7 +5,7 @@ import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
-import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
+import { JobRecord, State, UNTIMED, type JobExtras, type JobGroup, type JobHandle } from './job.js';
 import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -181,7 +181,8 @@ export abstract class Source<T = unknown, R = unknown> {
   #firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
   /** Redriven jobs waiting for their last attempt's handler to settle (see `enqueueAfter`). */
-  #held = 0;
+  /** Redriven jobs waiting for their predecessor's handler to settle (see `enqueueAfter`). */
+  #held: Set<JobRecord<T, R>> | undefined = undefined;
 
   /** @internal */
   constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -200,7 +201,7 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** Jobs waiting in it, due or delayed. */
   get length(): number {
-    return this.due.length + this.delayed.length + this.#held;
+    return this.due.length + this.delayed.length + (this.#held === undefined ? 0 : this.#held.size);
   }
 
   /** Whether it was closed (it takes no new jobs). */
@@ -230,6 +231,16 @@ export abstract class Source<T = unknown, R = unknown> {
     this.timed = 0;
     this.#samples = undefined;
     for (const job of delayed) jobs.push(job);
+    const held = this.#held;
+    if (held !== undefined) {
+      // Redriven jobs still waiting for their predecessor's handler: waiting all the same.
+      for (const job of held) {
+        (job.ext as JobExtras).held = false; // never joins now (see admitHeld)
+        jobs.push(job);
+      }
+      this.core.waiting -= held.size;
+      this.#held = undefined;
+    }
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) {
       job.cancelInPlace();
@@ -348,15 +359,15 @@ export abstract class Source<T = unknown, R = unknown> {
     ext.transfer = parsed?.transfer;
     ext.held = true;
     blocker.extras().successor = job;
-    // Waiting all the same: length, numPending and waitUntilIdle count it.
-    this.#held++;
+    // Waiting all the same: length, numPending and waitUntilIdle count it, and purge() removes it.
+    (this.#held ??= new Set()).add(job);
     this.core.waiting++;
     return job;
   }
 
   /** @internal A held job was cancelled before it joined. */
-  dropHeld(): void {
-    this.#held--;
+  dropHeld(job: JobRecord): void {
+    this.#held?.delete(job as JobRecord<T, R>);
     this.core.waiting--;
     this.#lengthDropped();
   }
@@ -366,7 +377,7 @@ export abstract class Source<T = unknown, R = unknown> {
     const ext = job.extras();
     if (!ext.held || job.state !== State.Waiting) return;
     ext.held = false;
-    this.#held--;
+    this.#held?.delete(job);
     this.core.waiting--; // #admit counts it again
     this.#admit(job, undefined);
   }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QueueClosedError, QueueFullError, Topic, Worker, type DeadLetter, type Job, type WorkerOptions } from '../src/index.js';
+import { CancelledError, QueueClosedError, QueueFullError, Topic, Worker, type DeadLetter, type Job, type WorkerOptions } from '../src/index.js';
 import { flushMicrotasks } from './helpers.js';
 
 /**
@@ -429,6 +429,33 @@ describe('redrive and a handler still running', () => {
     expect(worker.numPending).toBe(0);
     await vi.advanceTimersByTimeAsync(3000);
     expect(starts).toHaveLength(1);
+    expect(worker.status).toBe('idle');
+  });
+
+  it('purge() removes a redriven job held back by its running predecessor: it settles cancelled and never runs', async () => {
+    const starts: string[] = [];
+    const worker = new Worker<string, string>(
+      (job) => {
+        starts.push(job.data);
+        return new Promise<string>((resolve) => setTimeout(() => resolve(job.data), 1000));
+      },
+      { timeout: 100, concurrency: 2 },
+    );
+    const cancelled: string[] = [];
+    worker.on('cancelled', (job) => cancelled.push(job.id));
+    const queue = worker.bindQueue();
+    queue.add('slow', { id: 'slow-job' });
+    await vi.advanceTimersByTimeAsync(100);
+    const held = worker.redrive(worker.deadLetters[0] as DeadLetter<string>);
+    const waiting = queue.add('plain', { delay: 5000 });
+    expect(queue.length).toBe(2);
+    expect(queue.purge()).toBe(2);
+    expect([held.status, waiting.status]).toEqual(['cancelled', 'cancelled']);
+    await expect(held.result()).rejects.toBeInstanceOf(CancelledError);
+    expect(cancelled).toEqual(['slow-job', waiting.id]);
+    expect([queue.length, worker.numPending]).toEqual([0, 0]);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(starts).toEqual(['slow']);
     expect(worker.status).toBe('idle');
   });
 });
