@@ -54,10 +54,7 @@ export class Topic<T = unknown, R = unknown> {
    * `QueueFullError` / `QueueClosedError` is thrown.
    */
   publish(data: T, options?: AddOptions): JobHandle<R>[] {
-    if (this.#subscriptions.length === 0) {
-      if (options !== undefined) parseAddOptions(options, undefined); // bad input is refused all the same
-      return [];
-    }
+    if (options !== undefined) this.#checkOptions(options);
     for (const subscription of this.#subscriptions) {
       const refused = subscription.refusal(1);
       if (refused !== undefined) throw refused;
@@ -65,11 +62,37 @@ export class Topic<T = unknown, R = unknown> {
     return this.#deliver(data, options);
   }
 
-  /** Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is full or closed. */
+  /**
+   * Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is
+   * full or closed. Bad options still throw.
+   */
   tryPublish(data: T, options?: AddOptions): JobHandle<R>[] | undefined {
-    if (this.#subscriptions.length === 0 && options !== undefined) parseAddOptions(options, undefined);
+    if (options !== undefined) this.#checkOptions(options);
     for (const subscription of this.#subscriptions) if (subscription.refusal(1) !== undefined) return undefined;
     return this.#deliver(data, options);
+  }
+
+  /**
+   * Refuses bad options before anything is delivered, so that a publish stays all or nothing:
+   * whether an option is allowed can depend on the subscriber's worker (`transfer` needs threads),
+   * and moving one message's buffers can serve only one subscription.
+   */
+  #checkOptions(options: AddOptions): void {
+    const subscriptions = this.#subscriptions;
+    let async = false;
+    let threads = false;
+    for (const subscription of subscriptions) {
+      if (subscription.host.threads) threads = true;
+      else async = true;
+    }
+    if (async || !threads) parseAddOptions(options, async ? false : undefined);
+    if (threads) parseAddOptions(options, true);
+    if (options.transfer !== undefined && subscriptions.length > 1) {
+      throw new TypeError(
+        `qmux: publish option "transfer" moves the data into one thread, but the topic has ${subscriptions.length} subscriptions; ` +
+          'publish without transfer (each gets a copy)',
+      );
+    }
   }
 
   /** @internal */

@@ -256,6 +256,19 @@ function threadJob(module: string, data: unknown): Promise<unknown> {
   return worker.bindQueue().add(data).result();
 }
 
+/** Publishes a buffer with `transfer` to one subscription of each worker; a delivery fails the row. */
+function publishMoving(...workers: Array<Worker<unknown, unknown>>): unknown {
+  const topic = new Topic();
+  const subscriptions = workers.map((w) => w.subscribe(topic));
+  const buffer = new ArrayBuffer(8);
+  try {
+    return topic.publish(buffer, { transfer: [buffer] });
+  } finally {
+    const delivered = subscriptions.reduce((sum, sub) => sum + sub.length, 0);
+    if (delivered !== 0) throw new Error(`${delivered} subscription(s) got the message`);
+  }
+}
+
 // ---------------------------------------------------------------- one case per row
 
 interface Case {
@@ -383,6 +396,10 @@ const cases: Record<string, Case | (() => unknown)> = {
   "pq.addAll(items) | items `'abc'` (not an array)": () => priorityQueue().addAll(bad<never>('abc')),
   'pq.addAll(items) | an item without `priority`: `[{ data: 1 }]`': () => priorityQueue().addAll(bad<never>([{ data: 1 }])),
   'topic.publish(data, options) | `delay: -1`, even with no subscriber': () => new Topic().publish(1, { delay: -1 }),
+  'topic.publish(data, options) | `transfer: [buffer]` with a threads and an async subscription (none gets it)': () =>
+    publishMoving(new Worker(ECHO, { autoRun: false }), idle()),
+  'topic.publish(data, options) | `transfer: [buffer]` with two threads subscriptions (none gets it)': () =>
+    publishMoving(new Worker(ECHO, { autoRun: false }), new Worker(ECHO, { autoRun: false })),
 
   // full and closed sources
   'queue.add(data) | a source already holding `capacity` jobs': () => {

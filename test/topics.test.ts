@@ -116,6 +116,43 @@ describe('Topic.publish', () => {
   });
 });
 
+describe('Topic.publish with the transfer option', () => {
+  // Threads workers that never start: enough to subscribe, and no thread is made.
+  const ECHO = new URL('./fixtures/threads/echo.mjs', import.meta.url);
+  const threadsWorker = (name: string) => new Worker<ArrayBuffer, unknown>(ECHO, { name, autoRun: false });
+  const asyncWorker = () => new Worker<ArrayBuffer, unknown>(() => undefined, { autoRun: false });
+
+  it('with one threads subscription: delivered', () => {
+    const topic = new Topic<ArrayBuffer>();
+    const sub = threadsWorker('t').subscribe(topic);
+    const buffer = new ArrayBuffer(8);
+    expect(topic.publish(buffer, { transfer: [buffer] })).toHaveLength(1);
+    expect(sub.length).toBe(1);
+  });
+
+  it('with an async subscription among threads ones: refused before anything is delivered', () => {
+    const topic = new Topic<ArrayBuffer>();
+    const threads = threadsWorker('t').subscribe(topic);
+    const plain = asyncWorker().subscribe(topic);
+    const buffer = new ArrayBuffer(8);
+    expect(() => topic.publish(buffer, { transfer: [buffer] })).toThrow('qmux: add option "transfer" is for threads workers only');
+    expect(() => topic.tryPublish(buffer, { transfer: [buffer] })).toThrow(TypeError);
+    expect([threads.length, plain.length]).toEqual([0, 0]);
+  });
+
+  it('with two threads subscriptions: refused (one buffer cannot move into two threads), nothing delivered', () => {
+    const topic = new Topic<ArrayBuffer>();
+    const first = threadsWorker('t1').subscribe(topic);
+    const second = threadsWorker('t2').subscribe(topic);
+    const buffer = new ArrayBuffer(8);
+    expect(() => topic.publish(buffer, { transfer: [buffer] })).toThrow(
+      'qmux: publish option "transfer" moves the data into one thread, but the topic has 2 subscriptions',
+    );
+    expect([first.length, second.length]).toEqual([0, 0]);
+    expect(topic.publish(buffer)).toHaveLength(2); // without transfer, each gets a copy
+  });
+});
+
 describe('Subscription.unsubscribe', () => {
   it('stops deliveries at once; jobs already delivered still run, and it leaves the list after them', async () => {
     const topic = new Topic<string>();
