@@ -31,6 +31,11 @@ export class Dispatcher {
   readonly #picker: Picker;
   readonly #strategyName: string;
   #rateLimited = 0;
+  /**
+   * The source of the last job started without asking the picker (one source bound), until the
+   * picker is next asked and told of it through its optional `served`.
+   */
+  #servedUnasked: Source | undefined = undefined;
 
   constructor(concurrency: number, picker: Picker, strategyName: string) {
     this.concurrency = concurrency;
@@ -95,6 +100,7 @@ export class Dispatcher {
     if (list.length === 1) {
       source = list[0] as Source;
       if (!source.isEligible(now)) return undefined;
+      this.#servedUnasked = source;
     } else {
       let any = false;
       for (let i = 0; i < list.length; i++) {
@@ -159,6 +165,11 @@ export class Dispatcher {
     this.now = now;
     let view: SourceView;
     try {
+      const unasked = this.#servedUnasked;
+      if (unasked !== undefined) {
+        this.#servedUnasked = undefined;
+        this.#picker.served?.(unasked.view);
+      }
       view = this.#picker.pick(this.views);
     } catch (error) {
       throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${String(error)}`, { cause: error });

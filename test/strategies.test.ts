@@ -210,6 +210,52 @@ describe('Strategy.RoundRobin', () => {
     expect(gate.order).toEqual(['f0', 's0', 'l0', 'f1', 'l1']);
   });
 
+  it('remembers the source served while it was bound alone: a source bound later gets the next turn', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { strategy: Strategy.RoundRobin });
+    const a = worker.bindQueue({ name: 'A' });
+    for (let i = 1; i <= 3; i++) a.add(`a${i}`);
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['a1']); // one source: the strategy is not asked
+    const b = worker.bindQueue({ name: 'B' });
+    for (let i = 1; i <= 2; i++) b.add(`b${i}`);
+    while (gate.open.length > 0) {
+      gate.finishOldest();
+      await flushMicrotasks();
+    }
+    await worker.waitUntilIdle();
+    // A was served last, so B's turn comes first: the same order as with B bound from the start.
+    expect(gate.order).toEqual(['a1', 'b1', 'a2', 'b2', 'a3']);
+  });
+
+  it('a custom picker hears of starts made without asking it, through its optional served()', async () => {
+    const told: string[] = [];
+    const picks: string[] = [];
+    const strategy = {
+      name: 'Recording',
+      create: (): Picker => ({
+        served: (view) => void told.push(view.name),
+        pick: (list) => {
+          const view = list.find((s) => s.eligible) as SourceView;
+          picks.push(view.name);
+          return view;
+        },
+      }),
+    };
+    const worker = new Worker((job: Job<string>) => job.data, { strategy, autoRun: false });
+    const a = worker.bindQueue({ name: 'A' });
+    a.add('a1');
+    a.add('a2');
+    worker.start();
+    await worker.waitUntilIdle();
+    expect(told).toEqual([]); // nothing to tell until the picker is asked again
+    worker.bindQueue({ name: 'B' }).add('b1');
+    a.add('a3');
+    await worker.waitUntilIdle();
+    expect(told).toEqual(['A']);
+    expect(picks).toEqual(['A', 'B']);
+  });
+
   it('after the last source served leaves, the turn goes to the one ranked after its place, not to a newcomer bound before it', async () => {
     const topic = new Topic<string>();
     const gate = new Gate<string>();

@@ -13,6 +13,10 @@ class RoundRobinPicker implements Picker {
   /** The source served last. */
   #last: SourceView | undefined = undefined;
 
+  served(view: SourceView): void {
+    this.#last = view;
+  }
+
   pick(list: readonly SourceView[]): SourceView {
     const n = list.length;
     // The turn goes to whoever follows the last-served source now (binding can shift indices).

@@ -30,6 +30,13 @@ export interface Picker {
    * (`undefined`, an ineligible or foreign entry, a throw) halts the worker with an `InvariantError`.
    */
   pick(list: readonly SourceView[]): SourceView;
+  /**
+   * Optional. With one source bound the worker starts jobs without calling {@link Picker.pick}.
+   * Before the next `pick` after such starts, it calls `served` with the source of the last of
+   * them (which may have left the list since), so a picker that keeps turns knows who was served
+   * last. A throw halts the worker like a throw from `pick`.
+   */
+  served?(view: SourceView): void;
 }
 
 /**
