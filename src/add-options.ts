@@ -47,11 +47,11 @@ export interface ParsedAddOptions {
   needsExtras: boolean;
 }
 
-/** A timeout in ms: a finite number > 0. @internal */
+/** A timeout in ms: a finite number > 0 that a timer can wait for. @internal */
 export function checkTimeout(name: string, value: unknown): number {
   check.finiteNumber(name, value);
   if ((value as number) <= 0) throw new RangeError(`qmux: ${name} must be a finite number of ms > 0, got ${String(value)}`);
-  return value as number;
+  return check.timerMs(name, value as number);
 }
 
 /**

@@ -99,7 +99,7 @@ export class Registry {
    */
   async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
     check.optionsObject('shutdown options', options);
-    const timeout = options?.timeout === undefined ? Infinity : check.nonNegativeMs('shutdown option "timeout"', options.timeout);
+    const timeout = options?.timeout === undefined ? Infinity : check.timerMs('shutdown option "timeout"', check.nonNegativeMs('shutdown option "timeout"', options.timeout));
     const pending = new Map<string, Promise<void>>();
     for (const [name, worker] of this.#workers) pending.set(name, stopQuietly(worker));
     const finished = new Set<string>();

@@ -168,7 +168,9 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
   }
   if (threadModule !== undefined) {
     if (options?.minThreads !== undefined) check.nonNegativeInt('worker option "minThreads"', options.minThreads);
-    if (options?.idleTimeout !== undefined) check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout);
+    if (options?.idleTimeout !== undefined) {
+      check.timerMs('worker option "idleTimeout"', check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout));
+    }
     if (options?.resourceLimits !== undefined) check.optionsObject('worker option "resourceLimits"', options.resourceLimits);
   }
   const name = options?.name === undefined ? undefined : check.nonEmptyString('worker option "name"', options.name);

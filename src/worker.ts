@@ -781,8 +781,11 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
       if (this.#timerAt <= at) return; // it fires first; that pump re-arms for the rest
       clearTimeout(this.#timer);
     }
-    this.#timerAt = at;
-    this.#timer = setTimeout(this.#onTimer, Math.max(1, at - now));
+    // A due time further away than a timer can wait (runAt next year) is reached in steps: the
+    // timer fires early, the pump finds nothing due and arms the next step.
+    const wait = Math.min(check.MAX_TIMER_MS, Math.max(1, at - now));
+    this.#timerAt = now + wait;
+    this.#timer = setTimeout(this.#onTimer, wait);
   }
 
   #disarmTimer(): void {

@@ -316,6 +316,7 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(handler, options) | `idleTimeout: 100` on a function handler': worker({ idleTimeout: 100 }),
   'new Worker(url, options) | `minThreads: -1`': threadsWorker({ minThreads: -1 }),
   'new Worker(url, options) | `idleTimeout: -1`': threadsWorker({ idleTimeout: -1 }),
+  'new Worker(url, options) | `idleTimeout: 2 ** 31`': threadsWorker({ idleTimeout: 2 ** 31 }),
   'new Worker(url, options) | `resourceLimits: 5`': threadsWorker({ resourceLimits: 5 }),
   'new Worker(handler, options) | `retry: 3`': worker({ retry: 3 }),
   'new Worker(handler, options) | `retry: { tries: 3 }` (unknown field)': worker({ retry: { tries: 3 } }),
@@ -339,6 +340,7 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(handler, options) | `timeout: 0`': worker({ timeout: 0 }),
   'new Worker(handler, options) | `timeout: -1`': worker({ timeout: -1 }),
   "new Worker(handler, options) | `timeout: '5s'`": worker({ timeout: '5s' }),
+  'new Worker(handler, options) | `timeout: 2 ** 31`': worker({ timeout: 2 ** 31 }),
   'new Worker(handler, options) | `deadLetterLimit: -1`': worker({ deadLetterLimit: -1 }),
   'new Worker(handler, options) | `deadLetterLimit: 1.5`': worker({ deadLetterLimit: 1.5 }),
 
@@ -379,6 +381,7 @@ const cases: Record<string, Case | (() => unknown)> = {
   'queue.add(data, options) | `id: 7`': add({ id: 7 }),
   'queue.add(data, options) | `signal: {}`': add({ signal: {} }),
   'queue.add(data, options) | `timeout: 0`': add({ timeout: 0 }),
+  'queue.add(data, options) | `timeout: 30 * 86_400_000` (30 days)': add({ timeout: 30 * 86_400_000 }),
   'queue.add(data, options) | `retry: { attempts: 0 }`': add({ retry: { attempts: 0 } }),
   'queue.add(data, options) | `transfer: [buffer]` on an async worker': add({ transfer: [new ArrayBuffer(8)] }),
   'queue.add(data, options) | `transfer: buffer` (not an array) on a threads worker': () =>
@@ -509,6 +512,7 @@ const cases: Record<string, Case | (() => unknown)> = {
   'registry.add(worker) | `{}` (not a Worker)': () => new Registry().add(bad<never>({})),
   'registry.shutdown(options) | `timeout: -1`': () => new Registry().shutdown({ timeout: -1 }),
   "registry.shutdown(options) | `timeout: '10s'`": () => new Registry().shutdown({ timeout: bad<number>('10s') }),
+  'registry.shutdown(options) | `timeout: 2 ** 31`': () => new Registry().shutdown({ timeout: 2 ** 31 }),
   'registry.shutdown(options) | options `1000`': () => new Registry().shutdown(bad<never>(1000)),
 
   // failures of running jobs

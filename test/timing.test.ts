@@ -189,6 +189,25 @@ describe('delayed jobs', () => {
   });
 });
 
+describe('due times further away than a timer can wait', () => {
+  it('a job due in 30 days is reached in timer-sized steps: never early, and no 1 ms busy loop', async () => {
+    const { starts, handler } = startLog<string>();
+    const worker = new Worker(handler);
+    const month = 30 * 24 * 3600_000; // more than 2^31 - 1 ms, which Node's setTimeout turns into 1 ms
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    worker.bindQueue().add('later', { delay: month });
+    await vi.advanceTimersByTimeAsync(3600_000);
+    expect(starts).toEqual([]);
+    expect(timers).toHaveBeenCalledTimes(1); // the first step is still pending after an hour
+    await vi.advanceTimersByTimeAsync(month - 3600_000 - 1);
+    expect(starts).toEqual([]);
+    expect(timers).toHaveBeenCalledTimes(2); // 2^31 - 1 ms, then the rest
+    await vi.advanceTimersByTimeAsync(1);
+    expect(starts).toEqual([['later', month]]);
+    expect(worker.status).toBe('idle');
+  });
+});
+
 describe('rate limits', () => {
   it('starts at most `limit` jobs in any window of `interval` ms, and wakes by itself', async () => {
     const { starts, handler } = startLog<number>();

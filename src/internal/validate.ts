@@ -58,6 +58,17 @@ export function nonNegativeMs(name: string, value: unknown): number {
   return value;
 }
 
+/** The longest delay `setTimeout` keeps: a longer one fires after 1 ms (with a warning). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Refuses a duration that a timer cannot wait for (see {@link MAX_TIMER_MS}). */
+export function timerMs(name: string, value: number): number {
+  if (value > MAX_TIMER_MS) {
+    throw new RangeError(`qmux: ${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest timer Node keeps), got ${show(value)}`);
+  }
+  return value;
+}
+
 /** A non-empty string. */
 export function nonEmptyString(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) {
