@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkTimeout } from './add-options.js';
 import * as check from './internal/validate.js';
 import type { Job } from './job.js';
-import type { ThreadPoolOptions } from './pool/threads.js';
+import { checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
 
@@ -23,8 +23,8 @@ export type Task<R> = () => R | PromiseLike<R>;
 /** Options for `new Worker(...)`. All are optional. */
 export interface WorkerOptions {
   /**
-   * Most jobs running at once: a positive integer or `Infinity`. Default 1; in a threads worker,
-   * the number of threads, default `os.availableParallelism()`.
+   * Most jobs running at once: a positive integer or `Infinity`. Default 1. In a threads worker,
+   * the number of threads: an integer from 1 to 1024, default `os.availableParallelism()`.
    */
   concurrency?: number;
   /** Where handlers run: `'async'` (default for a function handler: slots in the main thread). */
@@ -151,8 +151,10 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
     options?.concurrency === undefined
       ? threadModule === undefined
         ? 1
-        : availableParallelism()
-      : check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency);
+        : Math.min(availableParallelism(), MAX_THREADS)
+      : threadModule === undefined
+        ? check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency)
+        : checkThreadCount('worker option "concurrency"', options.concurrency);
   const strategy = options?.strategy === undefined ? currentDefaultStrategy() : options.strategy;
   assertStrategy('worker option "strategy"', strategy);
   const picker = strategy.create();

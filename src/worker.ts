@@ -8,7 +8,7 @@ import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
-import { isThreadCrash, ThreadPool } from './pool/threads.js';
+import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
 import { Queue } from './queue.js';
@@ -409,8 +409,12 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
    * lowering it never interrupts a running job, new starts just wait until in-flight is below.
    */
   setConcurrency(concurrency: number): void {
-    this.#core.concurrency = check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency);
-    this.#threads?.setMaxThreads(concurrency);
+    const threads = this.#threads;
+    this.#core.concurrency =
+      threads === undefined
+        ? check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency)
+        : checkThreadCount('setConcurrency(concurrency)', concurrency);
+    threads?.setMaxThreads(concurrency);
     this.#schedulePump();
   }
 

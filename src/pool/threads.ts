@@ -1,6 +1,7 @@
 import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
 import { Tinypool, type TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
+import { describeValue } from '../internal/validate.js';
 import type { JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
 import type { ThreadTask, ThreadWorkerData } from './thread-entry.js';
@@ -36,11 +37,21 @@ export function isThreadCrash(error: unknown): boolean {
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
 
-/** tinypool needs a finite thread count: `concurrency: Infinity` means this many threads. */
-const MAX_THREADS = 1024;
+/** The most threads one worker may have (the shared abort table has this many slots). */
+export const MAX_THREADS = 1024;
 
-function threadCap(concurrency: number): number {
-  return concurrency === Infinity ? MAX_THREADS : concurrency;
+/**
+ * A threads worker's concurrency is its number of threads: an integer from 1 to {@link MAX_THREADS}.
+ * (`Infinity` threads means nothing, and more than the slot table holds would overrun it.)
+ *
+ * @internal
+ */
+export function checkThreadCount(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_THREADS) {
+    const error = typeof value === 'number' ? RangeError : TypeError;
+    throw new error(`qmux: ${name} of a threads worker is its number of threads: an integer from 1 to ${MAX_THREADS}, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /**
@@ -163,7 +174,7 @@ export class ThreadPool {
     if (pool === undefined) return;
     // tinypool reads its options live and has no setter for them.
     const options = pool.options as { maxThreads: number; minThreads: number };
-    options.maxThreads = threadCap(maxThreads);
+    options.maxThreads = maxThreads;
     if (options.minThreads > maxThreads) options.minThreads = maxThreads;
   }
 
@@ -175,7 +186,7 @@ export class ThreadPool {
   }
 
   #createPool(): Tinypool {
-    const maxThreads = threadCap(this.#maxThreads);
+    const maxThreads = this.#maxThreads;
     const pool = new Tinypool({
       filename: ENTRY.href,
       maxThreads,
