@@ -196,8 +196,8 @@ await worker.waitUntilIdle();
 
 /**
  * The times above are read in the 'active' listener, which can run a few ms after the worker read
- * its clock to decide the start (all the starts of one decision pass share one reading), so windows
- * are measured `SLACK_MS` short. The rule itself is checked to the millisecond, on virtual time, in
+ * its clock to decide the start (earlier listeners run in between, and the machine may be busy), so
+ * windows are measured `SLACK_MS` short. The rule itself is checked to the millisecond, on virtual time, in
  * test/timing.test.ts.
  */
 const SLACK_MS = 10;

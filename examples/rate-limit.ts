@@ -69,8 +69,9 @@ const elapsed = Date.now() - t0;
 
 /**
  * Most starts within any window of `interval` ms (the definition the limit uses). The times are
- * read in the handler, which can run a few ms after the worker decided the start (all the starts
- * of one decision pass share one clock reading), so windows are measured `SLACK_MS` short.
+ * read in the handler, which can run a few ms after the worker read its clock to decide the start
+ * (the 'active' listeners run in between, and the machine may be busy), so windows are measured
+ * `SLACK_MS` short.
  */
 const SLACK_MS = 10;
 function busiestWindow(times: number[], interval: number): number {

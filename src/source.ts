@@ -180,7 +180,6 @@ export abstract class Source<T = unknown, R = unknown> {
   #samples: ChunkedQueue<JobRecord> | undefined = undefined;
   #firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
-  /** Redriven jobs waiting for their last attempt's handler to settle (see `enqueueAfter`). */
   /** Redriven jobs waiting for their predecessor's handler to settle (see `enqueueAfter`). */
   #held: Set<JobRecord<T, R>> | undefined = undefined;
 

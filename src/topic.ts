@@ -87,7 +87,7 @@ export class Topic<T = unknown, R = unknown> {
     }
     if (async || !threads) parseAddOptions(options, async ? false : undefined);
     if (threads) parseAddOptions(options, true);
-    if (options.transfer !== undefined && subscriptions.length > 1) {
+    if (options.transfer !== undefined && options.transfer.length > 0 && subscriptions.length > 1) {
       throw new TypeError(
         `qmux: publish option "transfer" moves the data into one thread, but the topic has ${subscriptions.length} subscriptions; ` +
           'publish without transfer (each gets a copy)',

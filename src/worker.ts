@@ -160,7 +160,7 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     };
     this.#slotDone = (slot, ok, value) => {
       const job = slot.job;
-      // Only a native promise reaches a slot, and it settles once; this guards the slot's reuse.
+      // Only a native promise's own reactions reach a slot, once each; this guards its reuse all the same.
       if (job === undefined) return;
       slot.job = undefined;
       this.#freeSlots.push(slot);
@@ -561,15 +561,14 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     try {
       result = this.#handler(job as unknown as Job<T>);
       if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
-        // A native promise with the native then settles once, so its callbacks can go straight to
-        // a reused slot. Any other thenable (a subclass's own then included) may call back twice,
-        // or call back and then throw: Promise.resolve adopts it with a real promise's once-only rules.
-        const promise =
-          result instanceof Promise && result.then === nativeThen ? result : isThenable(result) ? Promise.resolve(result) : undefined;
-        if (promise !== undefined) {
+        if (result instanceof Promise || isThenable(result)) {
+          // Exactly what `await result` does: Promise.resolve keeps a plain native promise and
+          // adopts anything else (a subclass, a hand-written thenable) into one, and the native
+          // then ignores any `then` of its own. A native promise settles once, so the callbacks
+          // of a reused slot are called at most once, whatever the handler returned.
           const slot = this.#freeSlots.pop() ?? this.#newSlot();
           slot.job = job;
-          promise.then(slot.resolve, slot.reject);
+          nativeThen.call(Promise.resolve(result), slot.resolve, slot.reject);
           return;
         }
       }

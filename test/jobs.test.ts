@@ -375,6 +375,11 @@ describe('handlers that return a thenable other than a native promise', () => {
     'resolves later, twice': (value) => ({
       then: (ok) => void setTimeout(() => (ok?.(value as never), ok?.('second' as never)), 0) as never,
     }),
+    'is a native promise with a then of its own that calls back twice, later': (value) => {
+      const promise = Promise.resolve(value);
+      promise.then = ((ok: (v: string) => void) => void setTimeout(() => (ok(value), ok('second')), 0)) as never;
+      return promise;
+    },
     'is a Promise subclass whose then calls back twice': (value) => {
       class Twice<V> extends Promise<V> {
         override then<A = V, B = never>(ok?: ((v: V) => A | PromiseLike<A>) | null): Promise<A | B> {

@@ -205,6 +205,7 @@ describe('due times further away than a timer can wait', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(starts).toEqual([['later', month]]);
     expect(worker.status).toBe('idle');
+    timers.mockRestore();
   });
 });
 

@@ -150,6 +150,7 @@ describe('Topic.publish with the transfer option', () => {
     );
     expect([first.length, second.length]).toEqual([0, 0]);
     expect(topic.publish(buffer)).toHaveLength(2); // without transfer, each gets a copy
+    expect(topic.publish(buffer, { transfer: [] })).toHaveLength(2); // moving nothing is fine
   });
 });
 

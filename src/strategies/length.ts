@@ -19,8 +19,8 @@ function pickByLength(list: readonly SourceView[], sign: 1 | -1): SourceView {
   return best as SourceView;
 }
 
-const longest: Picker = { pick: (list) => pickByLength(list, 1) };
-const shortest: Picker = { pick: (list) => pickByLength(list, -1) };
+const longest: Picker = Object.freeze({ pick: (list: readonly SourceView[]) => pickByLength(list, 1) });
+const shortest: Picker = Object.freeze({ pick: (list: readonly SourceView[]) => pickByLength(list, -1) });
 
 /**
  * The eligible source with the most due jobs waiting; ties go to the first in the list. The
