@@ -30,15 +30,17 @@ export class PriorityQueue<T = unknown, R = unknown> extends Source<T, R> {
    */
   add(data: T, priority: number, options?: AddOptions): JobHandle<R> {
     check.finiteNumber('priority-queue add(data, priority)', priority);
+    const parsed = this.parseOptions(options);
     const refused = this.refusal(1);
     if (refused !== undefined) throw refused;
-    return this.enqueue(data, priority, options);
+    return this.enqueue(data, priority, parsed);
   }
 
-  /** Like {@link PriorityQueue.add}, but returns `undefined` instead of throwing when full or closed. */
+  /** Like {@link PriorityQueue.add}, but returns `undefined` instead of throwing when full or closed (a bad argument still throws). */
   tryAdd(data: T, priority: number, options?: AddOptions): JobHandle<R> | undefined {
     check.finiteNumber('priority-queue tryAdd(data, priority)', priority);
-    return this.refusal(1) === undefined ? this.enqueue(data, priority, options) : undefined;
+    const parsed = this.parseOptions(options);
+    return this.refusal(1) === undefined ? this.enqueue(data, priority, parsed) : undefined;
   }
 
   /**
@@ -52,6 +54,9 @@ export class PriorityQueue<T = unknown, R = unknown> extends Source<T, R> {
   addAll(items: readonly PriorityItem<T>[], options?: AddOptions): JobGroup<R> {
     if (!Array.isArray(items)) throw new TypeError('qmux: priority-queue addAll(items) takes an array of { data, priority }');
     for (const item of items) check.finiteNumber('priority-queue addAll item "priority"', item?.priority);
-    return this.enqueueAll(items.map((item) => ({ data: item.data, priority: item.priority, options })));
+    return this.enqueueAll(
+      items.map((item) => ({ data: item.data, priority: item.priority })),
+      options,
+    );
   }
 }

@@ -21,14 +21,16 @@ export class Queue<T = unknown, R = unknown> extends Source<T, R> {
    * `TypeError` / `RangeError` for a bad option.
    */
   add(data: T, options?: AddOptions): JobHandle<R> {
+    const parsed = this.parseOptions(options);
     const refused = this.refusal(1);
     if (refused !== undefined) throw refused;
-    return this.enqueue(data, 0, options);
+    return this.enqueue(data, 0, parsed);
   }
 
-  /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed. */
+  /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed (a bad option still throws). */
   tryAdd(data: T, options?: AddOptions): JobHandle<R> | undefined {
-    return this.refusal(1) === undefined ? this.enqueue(data, 0, options) : undefined;
+    const parsed = this.parseOptions(options);
+    return this.refusal(1) === undefined ? this.enqueue(data, 0, parsed) : undefined;
   }
 
   /**
@@ -43,6 +45,9 @@ export class Queue<T = unknown, R = unknown> extends Source<T, R> {
    */
   addAll(data: readonly T[], options?: AddOptions): JobGroup<R> {
     if (!Array.isArray(data)) throw new TypeError('qmux: addAll(data) takes an array of job data');
-    return this.enqueueAll(data.map((item) => ({ data: item, priority: 0, options })));
+    return this.enqueueAll(
+      data.map((item) => ({ data: item, priority: 0 })),
+      options,
+    );
   }
 }

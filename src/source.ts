@@ -313,12 +313,19 @@ export abstract class Source<T = unknown, R = unknown> {
     return undefined;
   }
 
-  /** @internal Adds one job; the caller has checked room. `priority` is 0 outside priority queues. */
-  enqueue(data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
+  /**
+   * @internal Checks add options for this source's worker. Callers check them before checking
+   * room, so a bad option throws even on a full or closed source (where `tryAdd` would otherwise
+   * hide it).
+   */
+  parseOptions(options: AddOptions | undefined): ParsedAddOptions | undefined {
+    return options === undefined ? undefined : parseAddOptions(options, this.host.threads);
+  }
+
+  /** @internal Adds one job; the caller has checked its options and room. `priority` is 0 outside priority queues. */
+  enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
     let runAt: number | undefined;
-    let parsed: ParsedAddOptions | undefined;
-    if (options !== undefined) {
-      parsed = parseAddOptions(options, this.host.threads);
+    if (parsed !== undefined) {
       if (parsed.delay !== undefined) runAt = this.host.now() + parsed.delay;
       else runAt = parsed.runAt;
     }
@@ -347,8 +354,7 @@ export abstract class Source<T = unknown, R = unknown> {
    * settled (see `admitHeld`): a redriven job whose last attempt is still running must not run
    * beside it. Until then it is `'waiting'` and can be cancelled.
    */
-  enqueueAfter(blocker: JobRecord, data: T, priority: number, options: AddOptions | undefined): JobRecord<T, R> {
-    const parsed = options === undefined ? undefined : parseAddOptions(options, this.host.threads);
+  enqueueAfter(blocker: JobRecord, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
     const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
     this.host.jobCreated();
     const ext = job.extras();
@@ -424,10 +430,11 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /** @internal Adds many jobs all or nothing. */
-  enqueueAll(items: readonly { data: T; priority: number; options: AddOptions | undefined }[]): JobGroup<R> {
+  enqueueAll(items: readonly { data: T; priority: number }[], options: AddOptions | undefined): JobGroup<R> {
+    const parsed = this.parseOptions(options);
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
-    return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, item.options)));
+    return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, parsed)));
   }
 
   /** Remembers when a sampled job was added (see `SAMPLE_EVERY`). */

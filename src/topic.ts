@@ -107,6 +107,6 @@ export class Topic<T = unknown, R = unknown> {
 
   #deliver(data: T, options: AddOptions | undefined): JobHandle<R>[] {
     // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
-    return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, options));
+    return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, subscription.parseOptions(options)));
   }
 }

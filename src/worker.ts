@@ -305,8 +305,8 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
     // Its last attempt may have timed out with the handler still running: then it joins the
     // source only once that handler settles, so the job never has two attempts in flight.
     const handle = origin.job.inFlight
-      ? source.enqueueAfter(origin.job, entry.data, origin.priority, options)
-      : source.enqueue(entry.data, origin.priority, options);
+      ? source.enqueueAfter(origin.job, entry.data, origin.priority, source.parseOptions(options))
+      : source.enqueue(entry.data, origin.priority, source.parseOptions(options));
     this.#deadLetters.remove(entry);
     return handle;
   }
@@ -865,9 +865,12 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
   }
 
   #warn(error: unknown, what: string): void {
-    process.emitWarning(error instanceof Error ? error : String(error), {
+    // A message, not the Error itself: given an Error, Node ignores `type` and `detail`.
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const stack = error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : '';
+    process.emitWarning(message, {
       type: 'QmuxWarning',
-      detail: `worker "${this.name}": ${what}; listen to its "error" event to handle this.`,
+      detail: `worker "${this.name}": ${what}; listen to its "error" event to handle this.${stack}`,
     });
   }
 

@@ -416,6 +416,11 @@ const cases: Record<string, Case | (() => unknown)> = {
     emails.add(1);
     return emails.tryAdd(2);
   },
+  'queue.tryAdd(data, options) | `delay: -1` on a source already holding `capacity` jobs (options are checked first)': () => {
+    const emails = idle().bindQueue({ name: 'emails', capacity: 1 });
+    emails.add(1);
+    return emails.tryAdd(2, { delay: -1 });
+  },
   'queue.addAll(data) | more items than the room left (4 into capacity 3)': () => idle().bindQueue({ name: 'batch', capacity: 3 }).addAll([1, 2, 3, 4]),
   'pq.add(data, priority) | a priority queue at capacity': () => {
     const reports = idle().bindPriorityQueue({ name: 'reports', capacity: 1 });

@@ -315,7 +315,12 @@ describe('a listener that throws', () => {
       await expect(worker.bindQueue().add(7).result()).resolves.toBe(7);
       await worker.waitUntilIdle();
       await new Promise<void>((resolve) => setImmediate(resolve)); // warnings are emitted on nextTick
-      expect(warnings).toContain(bug);
+      expect(warnings).toHaveLength(1);
+      const warning = warnings[0] as Error & { detail?: string };
+      expect(warning.name).toBe('QmuxWarning');
+      expect(warning.message).toBe('Error: completed listener bug');
+      expect(warning.detail).toContain('worker "noisy": a listener of the "completed" event threw; listen to its "error" event to handle this.');
+      expect(warning.detail).toContain(bug.stack);
       expect(escaped).toEqual([]);
     } finally {
       process.off('warning', onWarning);

@@ -246,6 +246,28 @@ describe('add options', () => {
     const worker = new Worker(noop, { autoRun: false });
     expectArgumentError(() => worker.bindQueue().addAll(bad<number[]>('abc')), /addAll/);
   });
+
+  it('are checked before room: a bad option throws on a full or closed source too, and tryAdd does not hide it', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    const full = worker.bindQueue({ capacity: 1 });
+    full.add(0);
+    const closed = worker.bindQueue();
+    closed.close();
+    const pq = worker.bindPriorityQueue({ capacity: 1 });
+    pq.add(0, 0);
+    const typo = bad<AddOptions>({ priorty: 1 });
+    for (const q of [full, closed]) {
+      expect(() => q.add(1, { delay: -1 })).toThrow(RangeError);
+      expect(() => q.tryAdd(1, typo)).toThrow('qmux: unknown add option "priorty"');
+      expect(() => q.addAll([1], { delay: -1 })).toThrow(RangeError);
+    }
+    expect(() => pq.tryAdd(1, 1, { delay: -1 })).toThrow(RangeError);
+    expect(() => pq.addAll([{ data: 1, priority: 1 }], typo)).toThrow(TypeError);
+    // Good options on a full or closed source: refused as before.
+    expect(full.tryAdd(1, { delay: 5 })).toBeUndefined();
+    expect(closed.tryAdd(1)).toBeUndefined();
+    expect([full.length, closed.length, pq.length]).toEqual([1, 0, 1]);
+  });
 });
 
 describe('priority-queue priority', () => {
