@@ -144,6 +144,9 @@ const started = Date.now();
 process.stderr.write(
   `qmux bench (${mode}): ${selected.map((w) => w.id).join(', ')}; ${runs} run(s) per cell, ${totalCells} cells\n`,
 );
+// The commit is taken before any cell runs, when `npm run bench` has just built dist/ from src/:
+// edits made while the suite runs do not change what it measures.
+const GIT_AT_START = gitDescribe();
 if (!existsSync(DIST)) process.stderr.write('warning: dist/index.js is missing; qmux cells will report errors\n');
 
 let done = 0;
@@ -347,7 +350,7 @@ const machine = [
   `- CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} (${os.arch()}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}`,
   `- Node ${process.version} (V8 ${process.versions.v8})`,
   `- Peers: fastq ${version('fastq')}, p-queue ${version('p-queue')}, p-limit ${version('p-limit')}, async ${version('async')}`,
-  `- qmux: git ${gitDescribe()}`,
+  `- qmux: git ${GIT_AT_START}`,
   `- Command: \`${command}\` (${mode}: ${runs} run(s) per cell, median reported; each cell a fresh \`node --expose-gc\` process with warm-up)`,
   `- Wall time: ${wallSeconds.toFixed(0)} s, ${new Date().toISOString()}`,
 ].join('\n');
