@@ -3,7 +3,8 @@ import * as check from './internal/validate.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 
 /**
- * Options for one job. `delay` and `runAt` are exclusive.
+ * Options for one job. `delay` and `runAt` are exclusive: giving both fails to compile (and
+ * throws a `TypeError` at run time).
  *
  * @example
  * ```ts
@@ -12,16 +13,31 @@ import { checkRetryOptions, type RetryOptions } from './retry.js';
  * queue.add(fetchJob, { signal: AbortSignal.timeout(10_000) });
  * ```
  */
-export interface AddOptions {
-  /** Ms from now until the job becomes due (a finite number >= 0). */
+export type AddOptions = JobOptions & (DelayOption | RunAtOption);
+
+/** When the job becomes due, counted from now: one side of {@link AddOptions}. */
+export interface DelayOption {
+  /** Ms from now until the job becomes due (a finite number >= 0, any length). */
   delay?: number;
+  /** Not together with `delay`. */
+  runAt?: undefined;
+}
+
+/** When the job becomes due, as a point in time: one side of {@link AddOptions}. */
+export interface RunAtOption {
   /** When the job becomes due: a `Date` or epoch ms. A time already past means due now. */
   runAt?: Date | number;
+  /** Not together with `runAt`. */
+  delay?: undefined;
+}
+
+/** The options of one job other than its due time; see {@link AddOptions}. */
+export interface JobOptions {
   /** The job's id (any string). Default: a generated id unique within the process. */
   id?: string;
   /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
   signal?: AbortSignal;
-  /** Fails an attempt that runs longer than this many ms (a finite number > 0); overrides the worker's `timeout`. */
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0, at most 2147483647); overrides the worker's `timeout`. */
   timeout?: number;
   /** Retry policy for this job; its fields override the worker's `retry` one by one. */
   retry?: RetryOptions;

@@ -77,7 +77,7 @@ async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> 
   if (parts[0] !== 'workers') throw new HttpError(404, `no such path: ${path}`);
   if (parts.length === 1) {
     allow(method, 'GET');
-    const workers = registry.names().map((name) => summary(registry.get(name) as Worker<unknown, unknown>));
+    const workers = registry.names().map((name) => summary(registry.get(name) as Worker<never, unknown>));
     return { status: 200, body: { workers } };
   }
   const name = parts[1] as string;
@@ -120,7 +120,7 @@ async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> 
   throw new HttpError(404, `no such path: ${path}`);
 }
 
-function summary(worker: Worker<unknown, unknown>): Record<string, unknown> {
+function summary(worker: Worker<never, unknown>): Record<string, unknown> {
   return { name: worker.name, status: worker.status, concurrency: jsonNumber(worker.concurrency), health: worker.health() };
 }
 

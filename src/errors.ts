@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { WorkerStatus } from './worker.js';
 
 /** Base class of qmux's own errors. */
 export class QmuxError extends Error {
@@ -23,7 +24,10 @@ export class QueueFullError extends QmuxError {
   readonly source: string;
   /** Its capacity. */
   readonly capacity: number;
-  /** @internal */
+  /**
+   * @param source - the full source's name
+   * @param capacity - its capacity
+   */
   constructor(source: string, capacity: number) {
     super(
       `qmux: source "${source}" is full (capacity ${capacity}); ` +
@@ -38,7 +42,7 @@ export class QueueFullError extends QmuxError {
 export class QueueClosedError extends QmuxError {
   /** Name of the closed source. */
   readonly source: string;
-  /** @internal */
+  /** @param source - the closed source's name */
   constructor(source: string) {
     super(`qmux: source "${source}" is closed and takes no new jobs`);
     this.source = source;
@@ -52,7 +56,7 @@ export class QueueClosedError extends QmuxError {
 export class CancelledError extends QmuxError {
   /** The reason given to `cancel(reason)` or the aborted signal's reason, if any. */
   readonly reason: unknown;
-  /** @internal */
+  /** @param reason - why the job was cancelled (any value) */
   constructor(reason?: unknown) {
     super(
       reason === undefined
@@ -72,9 +76,13 @@ export class InvalidStateError extends QmuxError {
   /** The call that was refused. */
   readonly call: string;
   /** The worker's status at the time. */
-  readonly status: string;
-  /** @internal */
-  constructor(call: string, status: string, hint: string) {
+  readonly status: WorkerStatus;
+  /**
+   * @param call - the refused call, without parentheses (`'resume'`)
+   * @param status - the worker's status at the time
+   * @param hint - what to do instead
+   */
+  constructor(call: string, status: WorkerStatus, hint: string) {
     super(`qmux: cannot ${call}() a worker that is ${status}; ${hint}`);
     this.call = call;
     this.status = status;
@@ -89,7 +97,10 @@ export class InvalidStateError extends QmuxError {
 export class InvariantError extends QmuxError {
   /** Short name of the invariant that broke, such as `'picked-source-eligible'`. */
   readonly invariant: string;
-  /** @internal */
+  /**
+   * @param invariant - short name of the invariant that broke
+   * @param detail - what was seen
+   */
   constructor(invariant: string, detail: string, options?: ErrorOptions) {
     super(`qmux: invariant "${invariant}" broken: ${detail}`, options);
     this.invariant = invariant;
@@ -103,7 +114,10 @@ export class InvariantError extends QmuxError {
 export class TimeoutError extends QmuxError {
   /** The timeout that passed, in ms. */
   readonly timeout: number;
-  /** @internal */
+  /**
+   * @param timeout - the timeout that passed, in ms
+   * @param jobId - the job's id
+   */
   constructor(timeout: number, jobId: string) {
     super(`qmux: job ${jobId} timed out after ${timeout} ms`);
     this.timeout = timeout;

@@ -1,23 +1,53 @@
+import type { InvariantError } from './errors.js';
 import type { WorkerStatus } from './worker.js';
 
 /**
- * What `worker.health()` returns.
+ * What `worker.health()` returns: `healthy`; `degraded` (working, but something keeps going
+ * wrong, such as thread crashes); or `halted` (fail-stopped on a broken invariant). Narrowing on
+ * `status` gives the `reason` and `error` of the unhealthy cases.
  *
  * @example
  * ```ts
- * const { status, reason } = worker.health();
- * if (status !== 'healthy') console.warn(worker.name, status, reason);
+ * const health = worker.health();
+ * if (health.status === 'halted') console.error(worker.name, health.reason, health.error.invariant);
  * ```
  */
-export interface WorkerHealth {
-  /** `healthy`; `degraded` (working, but something keeps going wrong, such as thread crashes); `halted` (fail-stopped). */
-  status: 'healthy' | 'degraded' | 'halted';
-  /** Why it is not healthy. */
-  reason?: string;
-  /** The error that halted it or made it degraded. */
-  error?: unknown;
+export type WorkerHealth = HealthyWorker | DegradedWorker | HaltedWorker;
+
+/** A worker with nothing wrong. */
+export interface HealthyWorker {
+  /** `'healthy'`. */
+  status: 'healthy';
   /** The worker's status at the time. */
   workerStatus: WorkerStatus;
+  /** Nothing is wrong. */
+  reason?: undefined;
+  /** Nothing is wrong. */
+  error?: undefined;
+}
+
+/** A worker that keeps working while something keeps going wrong (repeated thread crashes). */
+export interface DegradedWorker {
+  /** `'degraded'`. */
+  status: 'degraded';
+  /** The worker's status at the time. */
+  workerStatus: WorkerStatus;
+  /** Why, in words. */
+  reason: string;
+  /** The latest error behind it (a thread crash). */
+  error: unknown;
+}
+
+/** A worker that fail-stopped on a broken invariant; `start()` recovers. */
+export interface HaltedWorker {
+  /** `'halted'`. */
+  status: 'halted';
+  /** `'halted'`. */
+  workerStatus: 'halted';
+  /** The error's message. */
+  reason: string;
+  /** The broken invariant. */
+  error: InvariantError;
 }
 
 /** Thread crashes within this window that make a threads worker `degraded`. */

@@ -12,6 +12,9 @@ export {
   type ThreadWorkerOptions,
   type WorkerStatus,
   type WorkerHealth,
+  type HealthyWorker,
+  type DegradedWorker,
+  type HaltedWorker,
   type Handler,
   type Task,
 } from './worker.js';
@@ -26,7 +29,7 @@ export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
 export { Source, type BindOptions, type RateLimit } from './source.js';
-export type { AddOptions } from './add-options.js';
+export type { AddOptions, DelayOption, RunAtOption, JobOptions } from './add-options.js';
 export { Strategy, setDefaultStrategy, type Picker, type SourceView } from './strategies/index.js';
 export type { Job, JobHandle, JobGroup, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';

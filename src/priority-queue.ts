@@ -24,7 +24,7 @@ export interface PriorityItem<T> {
  * for (let i = 0; i < 10; i++) pq.add(i, i % 2); // runs 0 2 4 6 8 1 3 5 7 9
  * ```
  */
-export class PriorityQueue<T = unknown, R = unknown> extends Source<T, R> {
+export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R> {
   /**
    * Adds a job with a priority (a finite number, lower runs first). Throws like `Queue.add`.
    */

@@ -15,7 +15,7 @@ import { Source } from './source.js';
  * emails.add({ to: 'bob@example.com' }, { delay: 60_000 });
  * ```
  */
-export class Queue<T = unknown, R = unknown> extends Source<T, R> {
+export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   /**
    * Adds a job. Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
    * `TypeError` / `RangeError` for a bad option.

@@ -63,9 +63,13 @@ export class Registry {
     return this;
   }
 
-  /** The worker named `name`, or `undefined`. */
-  get(name: string): Worker<any, any> | undefined {
-    return this.#workers.get(name);
+  /**
+   * The worker named `name`, or `undefined`. Its job types are not known here: it is typed to
+   * start, stop, watch and tune, but not to add jobs to (`T` is `never`). Keep your own typed
+   * reference for adding, or cast when you know the types.
+   */
+  get(name: string): Worker<never, unknown> | undefined {
+    return this.#workers.get(name) as Worker<never, unknown> | undefined;
   }
 
   /** Names of the registered workers, in the order they were added. */

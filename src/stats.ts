@@ -1,4 +1,5 @@
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import type { WorkerStatus } from './worker.js';
 
 /**
  * Timings are measured on one job in this many (by add order), so that measuring costs next
@@ -72,7 +73,7 @@ export interface WorkerStats {
   /** The worker's name. */
   name: string;
   /** Its status. */
-  status: string;
+  status: WorkerStatus;
   /** Its concurrency. */
   concurrency: number;
   /** Slots in use. */

@@ -9,9 +9,9 @@ import { Source } from './source.js';
  * @typeParam T - message data
  * @typeParam R - what the handler returns
  */
-export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
+export class Subscription<in out T = unknown, R = unknown> extends Source<T, R> {
   /** @internal */
-  topic: Topic<T, R> | undefined;
+  topic: Topic<T> | undefined;
 
   /**
    * Stops deliveries. Jobs already delivered still run; the subscription leaves the worker's list
@@ -30,8 +30,7 @@ export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
  * Publishes each message to every subscription, of any number of workers: one job per
  * subscription. Delivery is all or nothing.
  *
- * @typeParam T - message data
- * @typeParam R - what the subscribers' handlers return (`unknown` when they differ)
+ * @typeParam T - message data. A worker whose data type includes `T` may subscribe.
  * @example
  * ```ts
  * const orders = new Topic<Order>();
@@ -40,8 +39,9 @@ export class Subscription<T = unknown, R = unknown> extends Source<T, R> {
  * const handles = orders.publish(order); // two jobs, one per subscriber
  * ```
  */
-export class Topic<T = unknown, R = unknown> {
-  #subscriptions: Subscription<T, R>[] = [];
+export class Topic<in out T = unknown> {
+  // Subscriptions of workers whose data types include T and whose results may differ.
+  #subscriptions: Subscription<T, unknown>[] = [];
 
   /** How many subscriptions it delivers to. */
   get subscriberCount(): number {
@@ -53,7 +53,7 @@ export class Topic<T = unknown, R = unknown> {
    * when nobody subscribes). If any subscription is full or closed, nothing is delivered and its
    * `QueueFullError` / `QueueClosedError` is thrown.
    */
-  publish(data: T, options?: AddOptions): JobHandle<R>[] {
+  publish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] {
     if (options !== undefined) this.#checkOptions(options);
     for (const subscription of this.#subscriptions) {
       const refused = subscription.refusal(1);
@@ -66,7 +66,7 @@ export class Topic<T = unknown, R = unknown> {
    * Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is
    * full or closed. Bad options still throw.
    */
-  tryPublish(data: T, options?: AddOptions): JobHandle<R>[] | undefined {
+  tryPublish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] | undefined {
     if (options !== undefined) this.#checkOptions(options);
     for (const subscription of this.#subscriptions) if (subscription.refusal(1) !== undefined) return undefined;
     return this.#deliver(data, options);
@@ -96,16 +96,16 @@ export class Topic<T = unknown, R = unknown> {
   }
 
   /** @internal */
-  attach(subscription: Subscription<T, R>): void {
+  attach(subscription: Subscription<T, unknown>): void {
     this.#subscriptions.push(subscription);
   }
 
   /** @internal */
-  detach(subscription: Subscription<T, R>): void {
+  detach(subscription: Subscription<T, unknown>): void {
     this.#subscriptions = this.#subscriptions.filter((other) => other !== subscription);
   }
 
-  #deliver(data: T, options: AddOptions | undefined): JobHandle<R>[] {
+  #deliver(data: T, options: AddOptions | undefined): JobHandle<unknown>[] {
     // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
     return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, subscription.parseOptions(options)));
   }

@@ -61,7 +61,7 @@ const enum Outcome {
 }
 
 export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
-export type { WorkerHealth } from './health.js';
+export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
 
 let workerCount = 0;
 
@@ -93,7 +93,7 @@ class Slot {
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
-export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
+export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   /** The worker's name. */
   readonly name: string;
   /** The strategy it was created with. */
@@ -461,15 +461,17 @@ export class WorkerImpl<T = unknown, R = unknown> extends EventEmitter<WorkerEve
    * sub.unsubscribe(); // later
    * ```
    */
-  subscribe(topic: Topic<T, R> | Topic<T, unknown>, options?: BindOptions): Subscription<T, R> {
-    if (topic === null || typeof topic !== 'object' || typeof (topic as Topic<T>).attach !== 'function') {
+  subscribe<U extends T>(topic: Topic<U>, options?: BindOptions): Subscription<T, R> {
+    if (topic === null || typeof topic !== 'object' || typeof (topic as Topic<U> | null)?.attach !== 'function') {
       throw new TypeError(`qmux: subscribe(topic) needs a Topic, got ${check.describeValue(topic)}`);
     }
     const subscription = this.#bind('subscribe()', 'subscription', options, (name, order) => {
       return new Subscription<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
     });
-    subscription.topic = topic as Topic<T, R>;
-    (topic as Topic<T, R>).attach(subscription);
+    // The topic hands it messages of type U, which this worker's handler accepts (U extends T).
+    const typed = topic as unknown as Topic<T>;
+    subscription.topic = typed;
+    typed.attach(subscription as Subscription<T, unknown>);
     return subscription;
   }
 

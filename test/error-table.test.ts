@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
-import { Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
+import { Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
 
 // ---------------------------------------------------------------- reading the table
 
@@ -291,6 +291,7 @@ const add = (options: unknown) => () => queue().add(1, bad<never>(options));
 const cases: Record<string, Case | (() => unknown)> = {
   // new Worker
   'new Worker(handler) | handler `42`': () => new AnyWorker(42),
+  'new Queue() | a source made with `new` instead of by a worker': () => new (Queue as unknown as new () => unknown)(),
   'new Worker(handler) | handler `null`': () => new AnyWorker(null),
   'new Worker(handler, options) | handler `{}` (an object) with options': () => new AnyWorker({}, {}),
   'new Worker(url) | a URL whose file does not exist': () => new Worker(MISSING_URL),
