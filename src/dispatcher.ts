@@ -31,6 +31,8 @@ export class Dispatcher {
   readonly #picker: Picker;
   readonly #strategyName: string;
   #rateLimited = 0;
+  /** Whether the shell lets jobs start (its worker is started); set by the shell. */
+  open = false;
   /**
    * The source of the last job started without asking the picker (one source bound), until the
    * picker is next asked and told of it through its optional `served`.
@@ -111,6 +113,9 @@ export class Dispatcher {
       }
       if (!any) return undefined;
       source = this.#pick(now);
+      // The strategy is user code: it may have paused or stopped the worker, or lowered the
+      // concurrency, in which case this start must not happen.
+      if (!this.open || this.inFlight >= this.concurrency) return undefined;
     }
     const job = source.take(now);
     if (job.state !== State.Waiting || job.inFlight) {

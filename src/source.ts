@@ -247,10 +247,10 @@ export abstract class Source<T = unknown, R = unknown> {
       this.#held = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
-    for (const job of jobs) {
-      job.cancelInPlace();
-      this.host.jobCancelled(job);
-    }
+    // Every job is settled before any 'cancelled' listener runs: a listener that cancels another
+    // of them (or purges again) then finds it settled, not still counted here.
+    for (const job of jobs) job.cancelInPlace();
+    for (const job of jobs) this.host.jobCancelled(job);
     this.#lengthDropped();
     this.core.retireIfDrained(this as Source);
     return jobs.length;

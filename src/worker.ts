@@ -117,7 +117,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #crashes = new CrashWindow();
   /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
   readonly #slots: Slot[] = [];
-  #phase: Phase;
+  #phase = Phase.Initiated;
   #bindCount = 0;
   #pumpScheduled = false;
   #pumping = false;
@@ -149,7 +149,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.strategy = strategy;
     this.#handler = handler as Handler<T, R>;
     this.#core = new Dispatcher(concurrency, config.picker, strategy.name);
-    this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
+    this.#setPhase(config.autoRun ? Phase.Started : Phase.Initiated);
     this.#host = {
       now: () => Date.now(),
       threads: threadModule !== undefined,
@@ -331,7 +331,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         break;
     }
     this.#haltError = undefined;
-    this.#phase = Phase.Started;
+    this.#setPhase(Phase.Started);
     this.#schedulePump();
   }
 
@@ -350,7 +350,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
             : 'call start() to run again';
       throw new InvalidStateError('pause', this.status, hint);
     }
-    this.#phase = Phase.Paused;
+    this.#setPhase(Phase.Paused);
     this.#disarmTimer();
     this.#emit0('paused');
   }
@@ -361,7 +361,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (this.#phase !== Phase.Paused) {
       throw new InvalidStateError('resume', this.status, 'resume() undoes pause(); use start()');
     }
-    this.#phase = Phase.Started;
+    this.#setPhase(Phase.Started);
     this.#emit0('resumed');
     this.#schedulePump();
   }
@@ -379,7 +379,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (this.#phase === Phase.Stopped && this.#core.inFlight === 0) return Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
     if (this.#phase !== Phase.Stopped) {
-      this.#phase = Phase.Stopped;
+      this.#setPhase(Phase.Stopped);
       this.#haltError = undefined;
       this.#disarmTimer();
     }
@@ -633,8 +633,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         error = value;
         if (this.#threads !== undefined && isThreadCrash(error)) this.#noteCrash(error);
         delay = this.#retryDelay(job, error);
-        outcome = delay >= 0 ? Outcome.Retrying : Outcome.Failed;
-        if (outcome === Outcome.Failed) this.#failForGood(job, error);
+        // The retry hooks are user code: one may have cancelled the job (through its signal).
+        if (job.state !== State.Running) outcome = Outcome.None;
+        else if (delay >= 0) outcome = Outcome.Retrying;
+        else {
+          outcome = Outcome.Failed;
+          this.#failForGood(job, error);
+        }
       }
       if (outcome === Outcome.Retrying) job.home.requeue(job, Date.now() + delay);
     }
@@ -726,6 +731,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // listener of that signal may cancel the job, and must find it already failed, or (when a
     // retry is due) still running, in which case the cancel wins and no retry follows.
     const delay = this.#retryDelay(job, error);
+    if (job.state !== State.Running) return; // a retry hook cancelled it: that settled it
     if (delay >= 0) {
       ext.attemptFailed = true;
       ext.attemptError = error;
@@ -769,6 +775,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (this.#busy && this.#phase === Phase.Started) {
       this.#busy = false;
       this.#emit0('idle');
+      // An 'idle' listener may have added work (and a synchronous handler may even have run it).
+      if (core.inFlight !== 0 || core.waiting !== 0) return;
     }
     if (this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
@@ -800,6 +808,15 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#timerAt = Infinity;
   }
 
+  /**
+   * Changes the phase, and tells the core whether jobs may start: a strategy's pick is user code
+   * that may pause or stop the worker, and the start it was picking for must not happen then.
+   */
+  #setPhase(phase: Phase): void {
+    this.#phase = phase;
+    this.#core.open = phase === Phase.Started;
+  }
+
   /** Fail-stop: claim nothing more, keep every waiting job, tell whoever waits. */
   #halt(cause: unknown): void {
     if (this.#phase === Phase.Halted) return;
@@ -807,7 +824,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       cause instanceof InvariantError
         ? cause
         : new InvariantError('internal', `unexpected error inside qmux: ${String(cause)}`, { cause });
-    this.#phase = Phase.Halted;
+    this.#setPhase(Phase.Halted);
     this.#haltError = error;
     this.#disarmTimer();
     const waiters = this.#idleWaiters;
