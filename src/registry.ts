@@ -51,22 +51,23 @@ const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
 export class Registry {
   readonly #workers = new Map<string, Worker<any, any>>();
 
-  /** Adds a worker. Throws a `TypeError` if one with the same name is already registered. */
-  add(worker: Worker<any, any>): this {
+  /** Adds a worker (of any job types). Throws a `TypeError` if one with the same name is already registered. */
+  add<T, R>(worker: Worker<T, R>): this {
     if (worker === null || typeof worker !== 'object' || typeof worker.health !== 'function') {
       throw new TypeError(`qmux: registry.add(worker) needs a Worker, got ${check.describeValue(worker)}`);
     }
     if (this.#workers.has(worker.name)) {
       throw new TypeError(`qmux: registry.add(worker): a worker named "${worker.name}" is already registered; give workers distinct \`name\` options`);
     }
-    this.#workers.set(worker.name, worker);
+    this.#workers.set(worker.name, worker as unknown as Worker<any, any>);
     return this;
   }
 
   /**
    * The worker named `name`, or `undefined`. Its job types are not known here: it is typed to
    * start, stop, watch and tune, but not to add jobs to (`T` is `never`). Keep your own typed
-   * reference for adding, or cast when you know the types.
+   * reference for adding, or cast when you know the types: `as unknown as Worker<Mail, void>`.
+   * A helper that takes any worker is generic: `<T, R>(worker: Worker<T, R>) => ...`.
    */
   get(name: string): Worker<never, unknown> | undefined {
     return this.#workers.get(name) as Worker<never, unknown> | undefined;

@@ -186,7 +186,7 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal */
   constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
     // The published types show a plain constructor (this one is internal): say what to do instead.
-    if (host === undefined || core === undefined) {
+    if (host == null || core == null) {
       throw new TypeError(
         `qmux: a ${new.target.name} is made by a worker (worker.bindQueue(), bindPriorityQueue() or subscribe(topic)), not with new`,
       );

@@ -55,10 +55,17 @@ function typeChecks(): void {
   void both;
 
   // A worker from the registry is typed to be managed, not fed: its job types are unknown here.
-  const found = new Registry().get('strings');
+  const registry = new Registry().add(strings).add(wide);
+  const found = registry.get('strings');
   found?.pause();
   // @ts-expect-error its data type is not known
   found?.bindQueue().add('x');
+  // A generic helper takes it, and typed workers, alike; a cast through unknown restores the types.
+  const summary = <T, R>(worker: Worker<T, R>): string => `${worker.name}: ${worker.status}`;
+  summary(found!);
+  summary(strings);
+  new Registry().add(found!);
+  (found as unknown as Worker<string, number>).bindQueue().add('x');
 
   // health() narrows on status.
   const health: WorkerHealth = strings.health();
