@@ -147,6 +147,23 @@ interface Tracked {
   result: { ok: true; value: string } | { ok: false; error: unknown } | undefined;
 }
 
+/** What a job's model record holds before its first attempt: for a new job and for a redriven copy. */
+function notStartedYet(): Pick<
+  Tracked,
+  'cancelled' | 'attemptsSeen' | 'inFlight' | 'lastSettledAt' | 'settledCalls' | 'statusAtSettled' | 'events' | 'result'
+> {
+  return {
+    cancelled: false,
+    attemptsSeen: 0,
+    inFlight: false,
+    lastSettledAt: 0,
+    settledCalls: 0,
+    statusAtSettled: undefined,
+    events: { completed: 0, failed: 0, dead: 0, cancelled: 0, retrying: 0 },
+    result: undefined,
+  };
+}
+
 type Phase = 'initiated' | 'started' | 'paused' | 'stopped';
 
 /** Which lifecycle calls SPEC 2 allows from which status: 'work', 'noop' or 'throw'. */
@@ -375,14 +392,7 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
           queue: op.queue % queues.length,
           successor: undefined,
           allowed: op.attempts ?? config.retry?.attempts ?? 1,
-          cancelled: false,
-          attemptsSeen: 0,
-          inFlight: false,
-          lastSettledAt: 0,
-          settledCalls: 0,
-          statusAtSettled: undefined,
-          events: { completed: 0, failed: 0, dead: 0, cancelled: 0, retrying: 0 },
-          result: undefined,
+          ...notStartedYet(),
         };
         tracked.handle = queue.add(data, {
           ...(op.delay === undefined ? {} : { delay: op.delay }),
@@ -405,14 +415,7 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
           successor: undefined,
           dueAt: Date.now(),
           nextDueAt: Date.now(),
-          cancelled: false,
-          attemptsSeen: 0,
-          inFlight: false,
-          lastSettledAt: 0,
-          settledCalls: 0,
-          statusAtSettled: undefined,
-          events: { completed: 0, failed: 0, dead: 0, cancelled: 0, retrying: 0 },
-          result: undefined,
+          ...notStartedYet(),
         };
         // SPEC 6: a job never has two attempts in flight, so a job whose last attempt timed out
         // with its handler still running may start again only once that handler has settled.
