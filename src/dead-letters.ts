@@ -42,11 +42,13 @@ export class DeadLetterStore<T> {
     return this.#entries;
   }
 
-  add(entry: DeadLetter<T>, origin: unknown): void {
-    if (this.#limit === 0) return;
+  /** Keeps `entry` (dropping the oldest past the limit); returns whether it is kept. */
+  add(entry: DeadLetter<T>, origin: unknown): boolean {
+    if (this.#limit === 0) return false;
     this.#origins.set(entry, origin);
     this.#entries.push(entry);
     if (this.#entries.length > this.#limit) this.#entries.shift();
+    return true;
   }
 
   /** The origin of an entry that is still kept, or `undefined`. */

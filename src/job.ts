@@ -1,5 +1,6 @@
 import type { TransferListItem } from 'node:worker_threads';
 import { CancelledError } from './errors.js';
+import type { Deadline } from './core/deadlines.js';
 import type { Source } from './source.js';
 
 /** Where a job is in its life. */
@@ -121,12 +122,13 @@ function noop(): void {}
 
 /**
  * The `dueAt` of a job that was due on add while its source held no timed job: it sorts before
- * every timed job, which is right because it was added before any of them. Zero, not -Infinity,
- * because a small integer is stored in the job itself while a double would be boxed.
+ * every timed job, which is right because it was added before any of them. A small negative
+ * integer, not -Infinity, because a small integer is stored in the job itself while a double
+ * would be boxed; below zero, because the monotonic clock may read 0 (a virtual one does).
  *
  * @internal
  */
-export const UNTIMED = 0;
+export const UNTIMED = -1;
 
 /**
  * What only some jobs need: a signal, a promise, per-job retry or timeout, an attempt that
@@ -152,8 +154,8 @@ export class JobExtras {
   successor: JobRecord | undefined = undefined;
   /** Set while this job waits for its predecessor's handler (see `Source.enqueueAfter`). */
   held = false;
-  /** The running attempt's timeout timer. */
-  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The running attempt's deadline, when it has a timeout. */
+  deadline: Deadline | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */
   attemptError: unknown = undefined;
   /** Whether `attemptError` is set (the error itself may be any value). */
@@ -162,11 +164,15 @@ export class JobExtras {
   retryDelay = 0;
 }
 
-/** Why a job was cancelled, until someone asks for the `CancelledError` itself. */
-class CancelReason {
+/** Why a job was cancelled, until someone asks for the `CancelledError` itself. @internal */
+export class CancelReason {
   readonly reason: unknown;
   constructor(reason: unknown) {
     this.reason = reason;
+  }
+
+  static of(reason: unknown): CancelReason {
+    return reason === undefined ? NO_REASON : new CancelReason(reason);
   }
 }
 
@@ -249,7 +255,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 
   get status(): JobStatus {
     // Due once its time has passed, even before the worker next looks (every slot may be busy).
-    if (this.state === State.Delayed && this.dueAt <= Date.now()) return 'waiting';
+    if (this.state === State.Delayed && this.dueAt <= this.home.host.clock.now()) return 'waiting';
     return STATUS[this.state] as JobStatus;
   }
 
@@ -275,15 +281,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     return (this.ext ??= new JobExtras());
   }
 
-  /** Aborts the running attempt's signal (cancellation, timeout, shutdown). */
-  abortAttempt(reason: unknown): void {
-    const ext = this.extras();
-    ext.abortReason = reason;
-    ext.controller?.abort(reason);
-    this.home.host.abortRunning(this, reason); // a thread running it is ended too
-  }
-
-  /** Starts a new attempt: a fresh signal, nothing failed yet. */
+  /** Counts a new attempt and gives it a fresh signal, nothing failed yet (the core calls it as the attempt starts). */
   beginAttempt(): void {
     this.#bits += 1 << ATTEMPTS_SHIFT;
     const ext = this.ext;
@@ -304,62 +302,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   cancel(reason?: unknown): boolean {
-    const state = this.state;
-    if (state >= State.Succeeded) return false;
-    this.cancelInPlace(reason);
-    // Settled first, so the source sees a tombstone when it drops the job.
-    if (this.ext?.held === true) {
-      this.ext.held = false; // never joined its source
-      this.home.dropHeld(this);
-    }
-    else if (state !== State.Running) this.home.remove(this, state === State.Delayed);
-    this.home.host.jobCancelled(this);
-    return true;
-  }
-
-  /**
-   * Settles the job `'cancelled'` and aborts its signal if it runs. Leaves the source alone:
-   * callers that hold the job in a source remove it themselves.
-   */
-  cancelInPlace(reason?: unknown): void {
-    // An Error captures a stack trace, which made purging a million waiting jobs take seconds.
-    // Unless a signal or a promise needs it now, keep only the reason and make the error on demand.
-    if (this.state === State.Running || this.promised !== undefined) {
-      const running = this.state === State.Running;
-      const error = new CancelledError(reason);
-      // Settled before the abort: a listener of the signal that cancels again finds it settled.
-      this.settle(State.Cancelled, error);
-      if (running) this.abortAttempt(error);
-    } else {
-      this.settle(State.Cancelled, reason === undefined ? NO_REASON : new CancelReason(reason));
-    }
-  }
-
-  /** Cancel this job when `signal` aborts; the listener is removed once the job settles. */
-  followSignal(signal: AbortSignal): void {
-    const ext = this.extras();
-    ext.externalSignal = signal;
-    ext.onExternalAbort = () => this.cancel(signal.reason);
-    signal.addEventListener('abort', ext.onExternalAbort, { once: true });
-  }
-
-  /**
-   * Records the final outcome and settles the promises, if anybody asked for them.
-   * `value` is the result for `Succeeded`, the error otherwise.
-   */
-  settle(state: State.Succeeded | State.Failed | State.Cancelled, value: unknown): void {
-    this.state = state;
-    this.value = value;
-    const ext = this.ext;
-    if (ext !== undefined && ext.externalSignal !== undefined) {
-      ext.externalSignal.removeEventListener('abort', ext.onExternalAbort as () => void);
-      ext.externalSignal = undefined;
-      ext.onExternalAbort = undefined;
-    }
-    const outcome = this.promised;
-    if (outcome === undefined) return;
-    if (state === State.Succeeded) outcome.resolve(value);
-    else outcome.reject(value);
+    return this.home.host.cancel(this, reason);
   }
 
   /** The promise pair of this job, made on first use. */
@@ -372,4 +315,38 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     return this.promised;
   }
 
+}
+
+/**
+ * The shell's side of a job that has settled: stop following its `signal` add option, and
+ * settle its promise if anybody asked for one. `value` is the result or the error.
+ *
+ * @internal
+ */
+export function deliverOutcome(job: JobRecord): void {
+  const ext = job.ext;
+  if (ext !== undefined && ext.externalSignal !== undefined) {
+    ext.externalSignal.removeEventListener('abort', ext.onExternalAbort as () => void);
+    ext.externalSignal = undefined;
+    ext.onExternalAbort = undefined;
+  }
+  const outcome = job.promised;
+  if (outcome === undefined) return;
+  if (job.state === State.Succeeded) outcome.resolve(job.value);
+  else outcome.reject(job.value);
+}
+
+/** Aborts the running attempt's signal with `reason` (cancellation, timeout, shutdown). @internal */
+export function abortSignalOf(job: JobRecord, reason: unknown): void {
+  const ext = job.extras();
+  ext.abortReason = reason;
+  ext.controller?.abort(reason);
+}
+
+/** Cancel `job` when `signal` aborts; the listener is removed once the job settles. @internal */
+export function followSignal(job: JobRecord, signal: AbortSignal): void {
+  const ext = job.extras();
+  ext.externalSignal = signal;
+  ext.onExternalAbort = () => job.cancel(signal.reason);
+  signal.addEventListener('abort', ext.onExternalAbort, { once: true });
 }

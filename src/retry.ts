@@ -79,24 +79,15 @@ export function checkRetryOptions(where: string, retry: unknown): void {
 }
 
 /**
- * The wait before the retry of `attempt` (the attempt that failed, 1 for the first), in ms.
- * A backoff function that throws or returns something other than a finite number >= 0 throws a
- * `TypeError` naming it; the caller then fails the job instead of retrying.
+ * Checks what a `backoff` function returned: a finite number of ms >= 0, else a `TypeError`
+ * naming it (the caller then fails the job instead of retrying).
  *
  * @internal
  */
-export function backoffDelay(backoff: Backoff | undefined, attempt: number, error: unknown, random: () => number): number {
-  if (backoff === undefined) return 0;
-  if (typeof backoff === 'function') {
-    const ms = backoff(attempt, error);
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-      throw new TypeError(`qmux: retry "backoff" function must return a finite number of ms >= 0, got ${check.describeValue(ms)}`);
-    }
-    return ms;
+export function checkBackoffResult(ms: unknown): number {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new TypeError(`qmux: retry "backoff" function must return a finite number of ms >= 0, got ${check.describeValue(ms)}`);
   }
-  let ms = backoff.type === 'fixed' ? backoff.delay : backoff.delay * 2 ** (attempt - 1);
-  if (backoff.maxDelay !== undefined && ms > backoff.maxDelay) ms = backoff.maxDelay;
-  if (backoff.jitter !== undefined && backoff.jitter > 0) ms *= 1 - backoff.jitter * random();
   return ms;
 }
 

@@ -1,11 +1,12 @@
 import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
-import type { Dispatcher } from './dispatcher.js';
+import type { Clock } from './clock.js';
+import type { Core } from './core/core.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
-import { JobRecord, State, UNTIMED, type JobExtras, type JobGroup, type JobHandle } from './job.js';
+import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
 import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -44,23 +45,24 @@ export interface RateLimit {
 }
 
 /**
- * What a source needs from the worker that owns it.
+ * What a source needs from the worker that owns it: the shell, through which every change of
+ * a job goes (it asks the core, then acts on what the core decided).
  *
  * @internal
  */
 export interface SourceHost {
-  /** The wall clock, epoch ms. */
-  now(): number;
+  /** The worker's monotonic clock. */
+  readonly clock: Clock;
   /** Whether jobs run in worker threads (the `transfer` add option needs it). */
   readonly threads: boolean;
-  /** A new job was made by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
-  jobCreated(): void;
-  /** A job joined the source (due or delayed, new or a retry): the worker should look at the list soon. */
-  jobAdded(): void;
-  /** A running attempt of `job` was aborted (cancel, timeout, shutdown): stop whatever runs it. */
-  abortRunning(job: JobRecord, reason: unknown): void;
-  /** A job left without running (cancelled, purged). */
-  jobCancelled(job: JobRecord): void;
+  /** Adds one job; the caller has checked its options and room. */
+  add<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R>;
+  /** Cancels a job (its handle's `cancel`); false if it had already settled. */
+  cancel(job: JobRecord, reason: unknown): boolean;
+  /** Removes every waiting job of `source`. */
+  purge(source: Source): number;
+  /** The source takes no more jobs and leaves the list once drained (an unsubscribed subscription). */
+  retire(source: Source): void;
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
@@ -114,7 +116,7 @@ class View implements SourceView {
     return this.source.running;
   }
   get eligible(): boolean {
-    return this.source.isEligible(this.source.core.now);
+    return this.source.isEligible(this.source.core.dispatcher.now);
   }
 }
 
@@ -144,7 +146,7 @@ interface SizeWaiter {
  */
 export abstract class Source<T = unknown, R = unknown> {
   /** @internal */ readonly host: SourceHost;
-  /** @internal */ readonly core: Dispatcher;
+  /** @internal */ readonly core: Core;
   /** @internal */ readonly due: DueJobs;
   /** @internal */ readonly delayed = new DelayedJobs();
   /** @internal */ readonly view: SourceView;
@@ -172,7 +174,6 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly capacity: number;
 
   #closed = false;
-  #sizeWaiters: SizeWaiter[] | undefined = undefined;
   /**
    * The sampled jobs (see `SAMPLE_EVERY`) in add order, pruned of started ones as we go. Each
    * carries its add time in `job.value`, a field that holds nothing until the job settles.
@@ -180,11 +181,13 @@ export abstract class Source<T = unknown, R = unknown> {
   #samples: ChunkedQueue<JobRecord> | undefined = undefined;
   #firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
-  /** Redriven jobs waiting for their predecessor's handler to settle (see `enqueueAfter`). */
-  #held: Set<JobRecord<T, R>> | undefined = undefined;
+  /** @internal Redriven jobs waiting for their predecessor's handler to settle (see `Core.hold`). */
+  held: Set<JobRecord> | undefined = undefined;
+  /** @internal Producers waiting in `onSizeLessThan`. */
+  sizeWaiters: SizeWaiter[] | undefined = undefined;
 
   /** @internal */
-  constructor(host: SourceHost, core: Dispatcher, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
+  constructor(host: SourceHost, core: Core, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
     // The published types show a plain constructor (this one is internal): say what to do instead.
     if (host == null || core == null) {
       throw new TypeError(
@@ -206,7 +209,7 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** Jobs waiting in it, due or delayed. */
   get length(): number {
-    return this.due.length + this.delayed.length + (this.#held === undefined ? 0 : this.#held.size);
+    return this.due.length + this.delayed.length + (this.held === undefined ? 0 : this.held.size);
   }
 
   /** Whether it was closed (it takes no new jobs). */
@@ -229,31 +232,7 @@ export abstract class Source<T = unknown, R = unknown> {
    * @returns how many jobs were removed
    */
   purge(): number {
-    const jobs = this.due.drain();
-    const delayed = this.delayed.drain();
-    this.core.waiting -= jobs.length + delayed.length;
-    this.core.delayed -= delayed.length;
-    this.timed = 0;
-    this.#samples = undefined;
-    for (const job of delayed) jobs.push(job);
-    const held = this.#held;
-    if (held !== undefined) {
-      // Redriven jobs still waiting for their predecessor's handler: waiting all the same.
-      for (const job of held) {
-        (job.ext as JobExtras).held = false; // never joins now (see admitHeld)
-        jobs.push(job);
-      }
-      this.core.waiting -= held.size;
-      this.#held = undefined;
-    }
-    jobs.sort((a, b) => a.seq - b.seq);
-    // Every job is settled before any 'cancelled' listener runs: a listener that cancels another
-    // of them (or purges again) then finds it settled, not still counted here.
-    for (const job of jobs) job.cancelInPlace();
-    for (const job of jobs) this.host.jobCancelled(job);
-    this.#lengthDropped();
-    this.core.retireIfDrained(this as Source);
-    return jobs.length;
+    return this.host.purge(this as Source);
   }
 
   /**
@@ -270,46 +249,12 @@ export abstract class Source<T = unknown, R = unknown> {
   onSizeLessThan(n: number): Promise<void> {
     check.positiveInt('onSizeLessThan(n)', n);
     if (this.length < n) return Promise.resolve();
-    return new Promise<void>((resolve) => (this.#sizeWaiters ??= []).push({ below: n, resolve }));
+    return new Promise<void>((resolve) => (this.sizeWaiters ??= []).push({ below: n, resolve }));
   }
 
   /** @internal Whether this source may give a job at `now`. */
   isEligible(now: number): boolean {
     return this.due.length > 0 && this.running < this.maxRunning && (this.rate === undefined || this.rate.allows(now));
-  }
-
-  /** @internal Moves delayed jobs due at `now` into the due order. */
-  promote(now: number): void {
-    for (let job = this.delayed.shiftDue(now); job !== undefined; job = this.delayed.shiftDue(now)) {
-      job.state = State.Waiting;
-      this.due.pushPromoted(job);
-      this.core.delayed--;
-    }
-  }
-
-  /** @internal Takes the next due job for a start at `now`; the dispatcher has checked eligibility. */
-  take(now: number): JobRecord<T, R> {
-    const job = this.due.shift() as JobRecord<T, R>;
-    this.running++;
-    this.core.waiting--;
-    if (job.dueAt !== UNTIMED) this.timed--;
-    if (this.rate !== undefined) this.rate.record(now);
-    if (this.#sizeWaiters !== undefined) this.#lengthDropped();
-    return job;
-  }
-
-  /** @internal Removes a job that was cancelled while waiting (it is already marked cancelled). */
-  remove(job: JobRecord, wasDelayed: boolean): void {
-    if (wasDelayed) {
-      this.delayed.markRemoved();
-      this.core.delayed--;
-    } else {
-      this.due.markRemoved();
-    }
-    this.core.waiting--;
-    if (job.dueAt !== UNTIMED) this.timed--;
-    this.#lengthDropped();
-    this.core.retireIfDrained(this as Source);
   }
 
   /** @internal Whether `add` would accept `count` more jobs now; throws or returns the error. */
@@ -330,109 +275,7 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** @internal Adds one job; the caller has checked its options and room. `priority` is 0 outside priority queues. */
   enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
-    let runAt: number | undefined;
-    if (parsed !== undefined) {
-      if (parsed.delay !== undefined) runAt = this.host.now() + parsed.delay;
-      else runAt = parsed.runAt;
-    }
-    const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
-    this.host.jobCreated();
-    if (parsed !== undefined && parsed.needsExtras) {
-      const ext = job.extras();
-      ext.id = parsed.id;
-      ext.timeout = parsed.timeout;
-      ext.retry = parsed.retry;
-      ext.transfer = parsed.transfer;
-    }
-    const signal = parsed?.signal;
-    if (signal?.aborted) {
-      job.cancelInPlace(signal.reason);
-      this.host.jobCancelled(job);
-      return job;
-    }
-    this.#admit(job, runAt);
-    if (signal !== undefined) job.followSignal(signal);
-    return job;
-  }
-
-  /**
-   * @internal Like `enqueue`, but the job joins the source only once `blocker`'s handler has
-   * settled (see `admitHeld`): a redriven job whose last attempt is still running must not run
-   * beside it. Until then it is `'waiting'` and can be cancelled.
-   */
-  enqueueAfter(blocker: JobRecord, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
-    const job = new JobRecord<T, R>(this, data, priority, UNTIMED, State.Waiting);
-    this.host.jobCreated();
-    const ext = job.extras();
-    ext.id = parsed?.id;
-    ext.timeout = parsed?.timeout;
-    ext.retry = parsed?.retry;
-    ext.transfer = parsed?.transfer;
-    ext.held = true;
-    blocker.extras().successor = job;
-    // Waiting all the same: length, numPending and waitUntilIdle count it, and purge() removes it.
-    (this.#held ??= new Set()).add(job);
-    this.core.waiting++;
-    return job;
-  }
-
-  /** @internal A held job was cancelled before it joined. */
-  dropHeld(job: JobRecord): void {
-    this.#held?.delete(job as JobRecord<T, R>);
-    this.core.waiting--;
-    this.#lengthDropped();
-  }
-
-  /** @internal Lets in a job held by `enqueueAfter`, unless it was cancelled meanwhile. */
-  admitHeld(job: JobRecord<T, R>): void {
-    const ext = job.extras();
-    if (!ext.held || job.state !== State.Waiting) return;
-    ext.held = false;
-    this.#held?.delete(job);
-    this.core.waiting--; // #admit counts it again
-    this.#admit(job, undefined);
-  }
-
-  /** Puts a new job in the due order (or the delayed heap) and tells the worker. */
-  #admit(job: JobRecord<T, R>, runAt: number | undefined): void {
-    // A job due on add normally needs no timestamp: it was added after every job it competes
-    // with, so add order alone places it. Only while this source holds jobs with real due times
-    // (delayed or promoted) must it carry the time it was added.
-    const now = runAt !== undefined || this.timed > 0 ? this.host.now() : UNTIMED;
-    const delayed = runAt !== undefined && runAt > now;
-    job.dueAt = delayed ? (runAt as number) : now;
-    if (job.dueAt !== UNTIMED) this.timed++;
-    if (this.length === 0) {
-      // Timed whatever its number, so a stuck source always shows its oldest job's age.
-      this.#firstIntoEmpty = job;
-      this.#firstIntoEmptyAt = performance.now();
-    }
-    this.core.waiting++;
-    if (delayed) {
-      job.state = State.Delayed;
-      this.delayed.push(job);
-      this.core.delayed++;
-    } else {
-      this.due.pushFresh(job);
-    }
-    this.#noteAdd(job);
-    this.host.jobAdded();
-  }
-
-
-  /**
-   * @internal Puts a job whose attempt failed back as a delayed job due at `dueAt`, even at
-   * capacity or closed: it is not a new job. Called before its slot is released, so a retiring
-   * subscription does not leave the list under it.
-   */
-  requeue(job: JobRecord<T, R>, dueAt: number): void {
-    job.state = State.Delayed;
-    job.dueAt = dueAt;
-    this.delayed.push(job);
-    if (dueAt !== UNTIMED) this.timed++;
-    this.core.waiting++;
-    this.core.delayed++;
-    this.host.jobAdded();
+    return this.host.add(this, data, priority, parsed);
   }
 
   /** @internal Adds many jobs all or nothing. */
@@ -443,10 +286,17 @@ export abstract class Source<T = unknown, R = unknown> {
     return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, parsed)));
   }
 
-  /** Remembers when a sampled job was added (see `SAMPLE_EVERY`). */
-  #noteAdd(job: JobRecord): void {
+  /**
+   * @internal Times a job that joined an empty source (so a stuck source always shows its oldest
+   * job's age) and a sampled job (see `SAMPLE_EVERY`), at `now` on the worker's clock.
+   */
+  noteAdd(job: JobRecord, now: number, wasEmpty: boolean): void {
+    if (wasEmpty) {
+      this.#firstIntoEmpty = job;
+      this.#firstIntoEmptyAt = now;
+    }
     if ((job.seq & SAMPLE_MASK) !== 0) return;
-    job.value = performance.now(); // the add time, until the job starts (see Worker#startSample)
+    job.value = now; // the add time, until the job starts (see Worker#startSample)
     const samples = (this.#samples ??= new ChunkedQueue<JobRecord>());
     this.pruneSamples();
     samples.push(job);
@@ -471,11 +321,11 @@ export abstract class Source<T = unknown, R = unknown> {
    * sampled ones, the first added to an empty source, and the next job if it carries a due time;
    * failing those, the time since the source last left empty, an upper bound.
    */
-  oldestDueAgeMs(perfNow: number, wallNow: number): number | null {
+  oldestDueAgeMs(now: number): number | null {
     if (this.due.length === 0) return null;
     let age = -1;
     const ageOf = (job: JobRecord, addedAt: number): number =>
-      job.dueAt !== UNTIMED ? wallNow - job.dueAt : perfNow - addedAt;
+      job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt;
     const first = this.#firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
     const samples = this.#samples;
@@ -490,21 +340,22 @@ export abstract class Source<T = unknown, R = unknown> {
       }
     }
     const next = this.due.peek();
-    if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, wallNow - next.dueAt);
+    if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
     // No timed job among the waiting ones: they all came after the source last left empty.
-    if (age < 0) age = perfNow - this.#firstIntoEmptyAt;
+    if (age < 0) age = now - this.#firstIntoEmptyAt;
     return Math.round(age * 1000) / 1000;
   }
 
-  #lengthDropped(): void {
-    const waiters = this.#sizeWaiters;
+  /** @internal Resolves the `onSizeLessThan` waiters that now have room. */
+  lengthDropped(): void {
+    const waiters = this.sizeWaiters;
     if (waiters === undefined) return;
     const length = this.length;
     const still = waiters.filter((waiter) => {
       if (length < waiter.below) waiter.resolve();
       return length >= waiter.below;
     });
-    this.#sizeWaiters = still.length > 0 ? still : undefined;
+    this.sizeWaiters = still.length > 0 ? still : undefined;
   }
 }
 

@@ -96,9 +96,8 @@ export interface WorkerStats {
   sampleEvery: number;
 }
 
-/** Counters and the two timing histograms of one worker. @internal */
+/** The two timing histograms of one worker (its counters are the core's). @internal */
 export class Metrics {
-  readonly counters: WorkerCounters = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
   readonly #wait: RecordableHistogram = createHistogram();
   readonly #run: RecordableHistogram = createHistogram();
 

@@ -21,8 +21,7 @@ export class Subscription<in out T = unknown, R = unknown> extends Source<T, R> 
     if (this.topic === undefined) return;
     this.topic.detach(this);
     this.topic = undefined;
-    this.retiring = true;
-    this.core.retireIfDrained(this as Source);
+    this.host.retire(this as Source);
   }
 }
 

@@ -1,65 +1,30 @@
 import { EventEmitter } from 'eventemitter3';
-import { Dispatcher } from './dispatcher.js';
-import { CrashWindow, type WorkerHealth } from './health.js';
-import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
-import { DeadLetterStore, type DeadLetter } from './dead-letters.js';
-import { InvalidStateError, InvariantError, TimeoutError } from './errors.js';
+import type { AddOptions } from './add-options.js';
+import { monotonicAt, monotonicClock, type Clock } from './clock.js';
+import { Core, type Origin } from './core/core.js';
+import { Note } from './core/outbox.js';
+import { mayRetry, retryDelay } from './core/retry-decision.js';
+import { Phase } from './core/worker-state.js';
+import type { DeadLetter } from './dead-letters.js';
+import { TimeoutError, type InvariantError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
+import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
-import { State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, followSignal, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
+import type { ParsedAddOptions } from './add-options.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
-import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
 import { Queue } from './queue.js';
-import { backoffDelay, mergeRetry, type RetryOptions } from './retry.js';
-import type { AddOptions } from './add-options.js';
+import { checkBackoffResult, mergeRetry, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
+import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Subscription, type Topic } from './topic.js';
+import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
 
-/**
- * A worker's status:
- *
- * | status | meaning |
- * |---|---|
- * | `initiated` | created with `autoRun: false`, never started |
- * | `idle` | started; nothing runs, nothing waits |
- * | `running` | started, with work (running or waiting, delayed included) |
- * | `pausing` | paused, jobs still running |
- * | `paused` | paused, nothing running |
- * | `stopping` | `stop()` called, jobs still running |
- * | `stopped` | stopped, nothing running |
- * | `halted` | fail-stopped on a broken invariant; `start()` recovers |
- */
-export type WorkerStatus = 'initiated' | 'idle' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'halted';
-
-/** What the worker was told to do; with the slot count it gives the status. */
-enum Phase {
-  Initiated,
-  Started,
-  Paused,
-  Stopped,
-  Halted,
-}
-
-/** What `redrive` needs to put a dead letter back. */
-interface Origin {
-  job: JobRecord;
-  source: Source;
-  priority: number;
-  timeout: number | undefined;
-  retry: RetryOptions | undefined;
-}
-
-/** What a finished attempt leads to, so events can be emitted once the slot is released. */
-const enum Outcome {
-  None,
-  Completed,
-  Retrying,
-  Failed,
-}
-
+import type { WorkerStatus } from './core/worker-state.js';
+export type { WorkerStatus } from './core/worker-state.js';
 export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
 export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
 
@@ -90,6 +55,10 @@ class Slot {
  * In your own code, write the type as {@link Worker | `Worker<T, R>`}: `WorkerImpl` is exported
  * (as a type only) so that its members can be documented.
  *
+ * This is the shell of SPEC 12: the core ({@link Core}) decides every transition; the shell
+ * reads the clock, arms the one timer, runs handlers (in slots or threads) and user hooks,
+ * settles promises and emits the events the core recorded, once each transition is complete.
+ *
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
@@ -98,18 +67,15 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly name: string;
   /** The strategy it was created with. */
   readonly strategy: Strategy;
-  readonly #core: Dispatcher;
+  readonly #core: Core;
+  readonly #clock: Clock = monotonicClock;
   readonly #handler: Handler<T, R>;
   readonly #host: SourceHost;
-  readonly #names = new Set<string>();
   readonly #freeSlots: Slot[] = [];
   readonly #slotDone: (slot: Slot, ok: boolean, value: unknown) => void;
-  readonly #pumpTask: () => void;
+  readonly #passTask: () => void;
   readonly #onTimer: () => void;
-  readonly #onJobTimeout: (job: JobRecord) => void;
   readonly #retry: RetryOptions | undefined;
-  readonly #timeout: number | undefined;
-  readonly #deadLetters: DeadLetterStore<T>;
   readonly #metrics = new Metrics();
   /** The thread pool of a threads worker. */
   readonly #threads: ThreadPool | undefined = undefined;
@@ -117,17 +83,25 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #crashes = new CrashWindow();
   /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
   readonly #slots: Slot[] = [];
-  #phase = Phase.Initiated;
   #bindCount = 0;
-  #pumpScheduled = false;
-  #pumping = false;
+  #passScheduled = false;
+  /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
+  #passing = false;
+  /** Set while {@link WorkerImpl.#settle} runs: user code it calls that calls back in leaves the rest to it. */
+  #settling = false;
+  /** Set while the core's notes are acted on, so the notes of user code that calls back in follow in order. */
+  #draining = false;
+  /** Recoveries from a halt since the last macrotask (see `start`). */
+  #recoveries = 0;
+  readonly #endRecoveryTurn = (): void => {
+    this.#recoveries = 0;
+  };
   /** Set when work arrives; cleared when `idle` is emitted. */
   #busy = false;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
   #timerAt = Infinity;
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
-  #haltError: InvariantError | undefined = undefined;
 
   constructor(
     handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions,
@@ -137,8 +111,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const config = resolveWorkerConfig(handlerOrOptions, maybeOptions);
     const { concurrency, strategy, threadModule } = config;
     this.#retry = config.retry;
-    this.#timeout = config.timeout;
-    this.#deadLetters = new DeadLetterStore<T>(config.deadLetterLimit);
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
       const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => this.#reportFault(error, 'the thread pool failed'));
@@ -148,15 +120,24 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.name = config.name ?? `worker-${++workerCount}`;
     this.strategy = strategy;
     this.#handler = handler as Handler<T, R>;
-    this.#core = new Dispatcher(concurrency, config.picker, strategy.name);
-    this.#setPhase(config.autoRun ? Phase.Started : Phase.Initiated);
+    this.#core = new Core({
+      concurrency,
+      picker: config.picker,
+      strategyName: strategy.name,
+      timeout: config.timeout,
+      deadLetterLimit: config.deadLetterLimit,
+      autoRun: config.autoRun,
+    });
     this.#host = {
-      now: () => Date.now(),
+      clock: this.#clock,
       threads: threadModule !== undefined,
-      jobCreated: () => void this.#metrics.counters.added++,
-      jobAdded: () => this.#jobAdded(),
-      jobCancelled: (job) => this.#jobCancelled(job),
-      abortRunning: (job, reason) => this.#threads?.abort(job, reason),
+      add: (source, data, priority, parsed) => this.#add(source, data, priority, parsed),
+      cancel: (job, reason) => this.#cancel(job, reason),
+      purge: (source) => this.#purge(source),
+      retire: (source) => {
+        this.#core.retire(source);
+        this.#settle();
+      },
     };
     this.#slotDone = (slot, ok, value) => {
       const job = slot.job;
@@ -166,32 +147,19 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#freeSlots.push(slot);
       this.#finish(job, ok, value);
     };
-    this.#pumpTask = () => this.#pump();
+    this.#passTask = () => this.#pass();
     this.#onTimer = () => {
       this.#timer = undefined;
       this.#timerAt = Infinity;
-      this.#pump();
+      this.#pass();
     };
-    this.#onJobTimeout = (job) => this.#timedOut(job);
   }
 
   // ---------------------------------------------------------------- state
 
   /** Where the worker is in its lifecycle; see {@link WorkerStatus}. */
   get status(): WorkerStatus {
-    const core = this.#core;
-    switch (this.#phase) {
-      case Phase.Initiated:
-        return 'initiated';
-      case Phase.Started:
-        return core.inFlight > 0 || core.waiting > 0 ? 'running' : 'idle';
-      case Phase.Paused:
-        return core.inFlight > 0 ? 'pausing' : 'paused';
-      case Phase.Stopped:
-        return core.inFlight > 0 ? 'stopping' : 'stopped';
-      case Phase.Halted:
-        return 'halted';
-    }
+    return this.#core.status;
   }
 
   /** Most jobs running at once. Change it with {@link WorkerImpl.setConcurrency}. */
@@ -214,7 +182,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * Put one back with {@link WorkerImpl.redrive}.
    */
   get deadLetters(): readonly DeadLetter<T>[] {
-    return this.#deadLetters.entries;
+    return this.#core.deadLetters.entries as readonly DeadLetter<T>[];
   }
 
   /**
@@ -222,11 +190,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * (with the reason and the error).
    */
   health(): WorkerHealth {
-    if (this.#phase === Phase.Halted) {
-      const error = this.#haltError as InvariantError;
+    const core = this.#core;
+    if (core.phase === Phase.Halted) {
+      const error = core.haltError as InvariantError;
       return { status: 'halted', reason: error.message, error, workerStatus: 'halted' };
     }
-    const degraded = this.#crashes.degradedReason(Date.now());
+    const degraded = this.#crashes.degradedReason(this.#clock.now());
     if (degraded !== undefined) {
       return { status: 'degraded', reason: degraded, error: this.#crashes.last, workerStatus: this.status };
     }
@@ -245,16 +214,15 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   stats(): WorkerStats {
-    const perfNow = performance.now();
-    const wallNow = Date.now();
+    const now = this.#clock.now();
     const core = this.#core;
-    // A delayed job is due once its time has passed, whether or not a pump has run since
-    // (every slot may be busy): count it where it belongs.
-    core.promote(wallNow);
+    // A delayed job is due once its time has passed, whether or not a pass has run since (every
+    // slot may be busy): count it where it belongs, and let a pass start it if a slot is free.
+    if (core.promote(now) > 0) this.#schedulePass();
     const sources: Record<string, SourceStats> = {};
     let oldest: number | null = null;
     for (const source of core.list) {
-      const age = source.oldestDueAgeMs(perfNow, wallNow);
+      const age = source.oldestDueAgeMs(now);
       if (age !== null && (oldest === null || age > oldest)) oldest = age;
       sources[source.name] = {
         waiting: source.length,
@@ -271,7 +239,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       running: core.inFlight,
       waiting: core.waiting,
       delayed: core.delayed,
-      counters: { ...this.#metrics.counters },
+      counters: { ...core.counters },
       oldestDueAgeMs: oldest,
       sources,
       waitTime: this.#metrics.waitTime(),
@@ -292,23 +260,31 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   redrive(entry: DeadLetter<T>): JobHandle<R> {
-    const origin = this.#deadLetters.originOf(entry) as Origin | undefined;
+    const core = this.#core;
+    const origin = core.deadLetters.originOf(entry) as Origin | undefined;
     if (origin === undefined) {
       throw new TypeError(`qmux: redrive(entry) needs an entry of worker "${this.name}"'s deadLetters, got ${check.describeValue(entry)}`);
     }
-    const refused = origin.source.refusal(1);
+    const source = origin.source as Source<T, R>;
+    const refused = source.refusal(1);
     if (refused !== undefined) throw refused;
     const options: AddOptions = { id: entry.id };
-    if (origin.timeout !== undefined) options.timeout = origin.timeout;
-    if (origin.retry !== undefined) options.retry = origin.retry;
-    const source = origin.source as Source<T, R>;
-    // Its last attempt may have timed out with the handler still running: then it joins the
-    // source only once that handler settles, so the job never has two attempts in flight.
-    const handle = origin.job.inFlight
-      ? source.enqueueAfter(origin.job, entry.data, origin.priority, source.parseOptions(options))
-      : source.enqueue(entry.data, origin.priority, source.parseOptions(options));
-    this.#deadLetters.remove(entry);
-    return handle;
+    const ext = origin.job.ext;
+    if (ext?.timeout !== undefined) options.timeout = ext.timeout;
+    if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
+    const parsed = source.parseOptions(options);
+    let job: JobRecord<T, R>;
+    if (origin.job.inFlight) {
+      // Its last attempt timed out with the handler still running: the new job joins the source
+      // only once that handler settles, so the job never has two attempts in flight.
+      job = this.#newJob(source, entry.data, origin.priority, parsed);
+      core.hold(job, origin.job);
+      this.#busy = true;
+    } else {
+      job = this.#add(source, entry.data, origin.priority, parsed);
+    }
+    core.deadLetters.remove(entry);
+    return job;
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -319,20 +295,16 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * while pausing, paused or stopping.
    */
   start(): void {
-    switch (this.#phase) {
-      case Phase.Started:
-        return;
-      case Phase.Paused:
-        throw new InvalidStateError('start', this.status, 'call resume() to undo pause()');
-      case Phase.Stopped:
-        if (this.#core.inFlight > 0) throw new InvalidStateError('start', 'stopping', 'await stop() first');
-        break;
-      default:
-        break;
-    }
-    this.#haltError = undefined;
-    this.#setPhase(Phase.Started);
-    this.#schedulePump();
+    const core = this.#core;
+    const recovering = core.phase === Phase.Halted;
+    if (!core.call('start')) return;
+    // A 'halted' listener that restarts a worker whose strategy keeps throwing must not spin
+    // halt, start, pass in microtasks forever: a second recovery in one macrotask waits for the
+    // next one, so timers and I/O always get their turn.
+    if (recovering && this.#recoveries++ === 0) setImmediate(this.#endRecoveryTurn);
+    if (recovering && this.#recoveries > 1) setImmediate(this.#passTask);
+    else this.#schedulePass();
+    this.#settle();
   }
 
   /**
@@ -340,30 +312,14 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * already paused; throws `InvalidStateError` otherwise.
    */
   pause(): void {
-    if (this.#phase === Phase.Paused) return;
-    if (this.#phase !== Phase.Started) {
-      const hint =
-        this.#phase === Phase.Initiated
-          ? 'call start() first'
-          : this.status === 'stopping'
-            ? 'await stop(), then call start() to run again'
-            : 'call start() to run again';
-      throw new InvalidStateError('pause', this.status, hint);
-    }
-    this.#setPhase(Phase.Paused);
-    this.#disarmTimer();
-    this.#emit0('paused');
+    if (this.#core.call('pause')) this.#settle();
   }
 
   /** Undoes `pause()`. Does nothing when not paused but started; throws `InvalidStateError` otherwise. */
   resume(): void {
-    if (this.#phase === Phase.Started) return;
-    if (this.#phase !== Phase.Paused) {
-      throw new InvalidStateError('resume', this.status, 'resume() undoes pause(); use start()');
-    }
-    this.#setPhase(Phase.Started);
-    this.#emit0('resumed');
-    this.#schedulePump();
+    if (!this.#core.call('resume')) return;
+    this.#schedulePass();
+    this.#settle();
   }
 
   /**
@@ -376,14 +332,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   stop(): Promise<void> {
-    if (this.#phase === Phase.Stopped && this.#core.inFlight === 0) return Promise.resolve();
+    const core = this.#core;
+    if (core.phase === Phase.Stopped && core.inFlight === 0) return Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
-    if (this.#phase !== Phase.Stopped) {
-      this.#setPhase(Phase.Stopped);
-      this.#haltError = undefined;
-      this.#disarmTimer();
-    }
-    this.#afterChange();
+    core.call('stop');
+    this.#settle();
     return promise;
   }
 
@@ -399,8 +352,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   waitUntilIdle(): Promise<void> {
-    if (this.#phase === Phase.Halted) return Promise.reject(this.#haltError);
-    if (this.#core.inFlight === 0 && this.#core.waiting === 0) return Promise.resolve();
+    const core = this.#core;
+    if (core.phase === Phase.Halted) return Promise.reject(core.haltError);
+    if (core.inFlight === 0 && core.waiting === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
   }
 
@@ -415,7 +369,22 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         ? check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency)
         : checkThreadCount('setConcurrency(concurrency)', concurrency);
     threads?.setMaxThreads(concurrency);
-    this.#schedulePump();
+    this.#schedulePass();
+  }
+
+  /**
+   * Cancels every running job whose handler has not returned (their signals abort with a
+   * `CancelledError`): the registry's shutdown at its timeout.
+   *
+   * @internal
+   */
+  cancelRunning(reason: unknown): number {
+    let cancelled = 0;
+    for (const slot of this.#slots) {
+      const job = slot.job;
+      if (job !== undefined && this.#cancel(job, reason)) cancelled++;
+    }
+    return cancelled;
   }
 
   // ---------------------------------------------------------------- sources
@@ -478,87 +447,138 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Checks the options, names the source and inserts it at its place in the list. */
   #bind<S extends Source<T, R>>(call: string, kind: string, options: BindOptions | undefined, make: (name: string, order: number) => S): S {
     checkBindOptions(call, options);
-    const source = make(this.#nameFor(options?.name, kind), this.#bindCount++);
+    const name = this.#nameFor(options?.name, kind);
+    const source = make(name, this.#bindCount++);
     this.#core.bind(source as unknown as Source);
     return source;
   }
 
-  // ---------------------------------------------------------------- internals
-
   #nameFor(requested: string | undefined, kind: string): string {
+    const core = this.#core;
     let name = requested;
     if (name === undefined) {
       let n = this.#bindCount + 1;
       do name = `${kind}-${n++}`;
-      while (this.#names.has(name));
-    } else if (this.#names.has(name)) {
-      throw new TypeError(`qmux: bind option "name": worker "${this.name}" already has a source named "${name}"`);
+      while (core.names.has(name));
     }
-    this.#names.add(name);
+    core.claimName(name, this.name);
     return name;
   }
 
-  #jobAdded(): void {
-    this.#busy = true;
-    if (this.#phase === Phase.Started) this.#schedulePump();
+  // ---------------------------------------------------------------- jobs: adding, cancelling
+
+  #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
+    const job = new JobRecord<D, Q>(source, data, priority, UNTIMED, State.Waiting);
+    this.#core.created();
+    if (parsed !== undefined && parsed.needsExtras) {
+      const ext = job.extras();
+      ext.id = parsed.id;
+      ext.timeout = parsed.timeout;
+      ext.retry = parsed.retry;
+      ext.transfer = parsed.transfer;
+    }
+    return job;
   }
 
-  #jobCancelled(job: JobRecord): void {
-    this.#metrics.counters.cancelled++;
-    // The wake-up timer may have been armed for this very job: drop it if nothing else needs it,
-    // so an idle worker keeps no timer (and the process can exit).
-    if (this.#timer !== undefined && this.#core.wakeAt() === Infinity) this.#disarmTimer();
-    this.#emit1('cancelled', job as unknown as TrackedJob<T, R>);
-    if (!this.#pumping) this.#afterChange();
+  /** Adds one job (the source has checked its options and room). */
+  #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
+    const core = this.#core;
+    const job = this.#newJob(source, data, priority, parsed);
+    let runAt: number | undefined;
+    let now = UNTIMED;
+    if (parsed !== undefined) {
+      const signal = parsed.signal;
+      if (signal?.aborted) {
+        core.cancelAtAdd(job, signal.reason);
+        this.#settle();
+        return job;
+      }
+      if (parsed.delay !== undefined) runAt = (now = this.#clock.now()) + parsed.delay;
+      else if (parsed.runAt !== undefined) runAt = monotonicAt(parsed.runAt, (now = this.#clock.now()));
+    }
+    // A job due on add needs no timestamp when add order alone places it (its source holds no
+    // timed job), and the clock is read only when something needs it.
+    const wasEmpty = source.length === 0;
+    const timed = runAt !== undefined || source.timed > 0;
+    if (now === UNTIMED && (timed || wasEmpty || (job.seq & SAMPLE_MASK) === 0)) now = this.#clock.now();
+    core.admit(job, runAt, timed ? now : UNTIMED);
+    source.noteAdd(job, now, wasEmpty);
+    if (parsed?.signal !== undefined) followSignal(job, parsed.signal);
+    this.#busy = true;
+    if (core.phase === Phase.Started) this.#schedulePass();
+    return job;
   }
+
+  #cancel(job: JobRecord, reason: unknown): boolean {
+    if (!this.#core.cancel(job, reason)) return false;
+    this.#settle();
+    return true;
+  }
+
+  #purge(source: Source): number {
+    const purged = this.#core.purge(source);
+    this.#settle();
+    return purged;
+  }
+
+  // ---------------------------------------------------------------- decision passes
 
   /** Batches every add of one synchronous run into one decision pass, as SPEC 4 asks. */
-  #schedulePump(): void {
-    if (this.#pumpScheduled) return;
-    this.#pumpScheduled = true;
-    queueMicrotask(this.#pumpTask);
+  #schedulePass(): void {
+    if (this.#passScheduled) return;
+    this.#passScheduled = true;
+    queueMicrotask(this.#passTask);
   }
 
-  /** Starts jobs while a slot is free and a source is eligible, then arms the wake-up timer. */
-  #pump(): void {
-    this.#pumpScheduled = false;
-    if (this.#pumping) return; // the loop in progress will see whatever changed
+  /**
+   * One decision pass: time out the attempts past their deadline, then start jobs while a slot
+   * is free and a source is eligible, then act on what the core decided and arm the timer.
+   */
+  #pass(): void {
+    this.#passScheduled = false;
+    if (this.#passing) return; // the pass in progress will see whatever changed
     const core = this.#core;
-    if (this.#phase === Phase.Started) {
-      this.#pumping = true;
+    this.#passing = true;
+    try {
       // One clock reading per start: what is due, which rate windows are open, and the time a
       // start is recorded at are judged at the same instant. A synchronous handler may take a
       // while, so the clock is read again after each start (only while time matters at all).
-      let now = core.needsClock ? Date.now() : 0;
-      try {
+      let now = core.needsClock ? this.#clock.now() : UNTIMED;
+      if (core.deadlines.length > 0) this.#expire(now);
+      if (core.phase === Phase.Started) {
         core.promote(now);
-        while (core.inFlight < core.concurrency && this.#phase === Phase.Started) {
-          const job = core.claim(now);
-          if (job === undefined) break;
+        for (let job = core.next(now); job !== undefined; job = core.next(now)) {
+          this.#drain(); // 'active' is emitted once the start is complete
           this.#run(job);
           if (core.needsClock) {
-            now = Date.now();
+            now = this.#clock.now();
             core.promote(now);
           }
         }
-        // A synchronous handler that failed may have scheduled the first delayed job (a retry):
-        // the reading after its start covers it.
-        if (this.#phase === Phase.Started && core.inFlight < core.concurrency) this.#armTimer(core.wakeAt(), now);
-      } catch (error) {
-        this.#halt(error);
-      } finally {
-        this.#pumping = false;
       }
+    } catch (error) {
+      this.#core.halt(error);
+    } finally {
+      this.#passing = false;
     }
-    this.#afterChange();
+    this.#settle();
+  }
+
+  /** Times out every attempt whose deadline has passed at `now`. */
+  #expire(now: number): void {
+    const core = this.#core;
+    for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
+      const job = deadline.job;
+      const error = new TimeoutError(deadline.ms, job.id);
+      // The retry hooks are user code: they run before the transition and hand their answer in.
+      const delay = core.needsVerdict(job) ? this.#retryVerdict(job, error) : -1;
+      core.timeOut(deadline, error, delay, Date.now());
+      this.#drain();
+    }
   }
 
   #run(job: JobRecord): void {
-    this.#metrics.counters.started++;
     if ((job.seq & SAMPLE_MASK) === 0) this.#startSample(job);
-    const timeout = job.ext?.timeout ?? this.#timeout;
-    if (timeout !== undefined) job.extras().timer = setTimeout(this.#onJobTimeout, timeout, job);
-    this.#emit1('active', job as unknown as TrackedJob<T, R>);
     let result: unknown;
     try {
       result = this.#handler(job as unknown as Job<T>);
@@ -593,97 +613,61 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * time there: no map, and no extra field on every job.
    */
   #startSample(job: JobRecord): void {
-    const now = performance.now();
+    const now = this.#clock.now();
     const addedAt = job.value;
     if (typeof addedAt === 'number' && job.attempts === 1) {
       // Waiting starts when the job is due: at add, or at its due time for a delayed job.
-      const dueFor = job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, Date.now() - job.dueAt);
+      const dueFor = job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt);
       this.#metrics.recordWait(Math.max(0, dueFor));
     }
     job.value = now;
     job.home.pruneSamples();
   }
 
-  /** A handler settled: decide the job's fate, free its slot, then tell the listeners. */
+  /** A handler settled: the user's retry hooks answer first, then the core decides the job's fate. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
-    const ext = job.ext;
+    const core = this.#core;
     if ((job.seq & SAMPLE_MASK) === 0 && job.state === State.Running) {
-      this.#metrics.recordRun(performance.now() - (job.value as number));
+      this.#metrics.recordRun(this.#clock.now() - (job.value as number));
       job.value = undefined;
     }
-    if (ext?.timer !== undefined) {
-      clearTimeout(ext.timer);
-      ext.timer = undefined;
-    }
-    let outcome = Outcome.None;
-    let error: unknown;
-    let delay = 0;
-    if (job.state === State.Running) {
-      // Still running as far as the handle knows: not cancelled, not failed by a timeout.
-      if (ext !== undefined && ext.attemptFailed) {
-        // A timeout already failed this attempt and chose to retry; now that the handler has
-        // settled, the retry may be scheduled (a job never has two attempts in flight).
-        error = ext.attemptError;
-        delay = ext.retryDelay;
-        outcome = Outcome.Retrying;
-      } else if (ok) {
-        job.settle(State.Succeeded, value);
-        outcome = Outcome.Completed;
-      } else {
-        error = value;
-        if (this.#threads !== undefined && isThreadCrash(error)) this.#noteCrash(error);
-        delay = this.#retryDelay(job, error);
-        // The retry hooks are user code: one may have cancelled the job (through its signal).
-        if (job.state !== State.Running) outcome = Outcome.None;
-        else if (delay >= 0) outcome = Outcome.Retrying;
-        else {
-          outcome = Outcome.Failed;
-          this.#failForGood(job, error);
-        }
-      }
-      if (outcome === Outcome.Retrying) job.home.requeue(job, Date.now() + delay);
-    }
     try {
-      this.#core.release(job);
+      if (ok) {
+        // The time matters only to a retry after a timeout or a held redrive, both in the extras.
+        core.succeed(job, value, job.ext === undefined ? UNTIMED : this.#clock.now());
+      } else {
+        let delay = -1;
+        if (core.needsVerdict(job)) {
+          if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
+          delay = this.#retryVerdict(job, value);
+        }
+        core.fail(job, value, delay, this.#clock.now(), Date.now());
+      }
     } catch (invariantError) {
-      this.#halt(invariantError);
+      core.halt(invariantError);
     }
-    if (ext?.successor !== undefined) {
-      job.home.admitHeld(ext.successor);
-      ext.successor = undefined;
-    }
-    switch (outcome) {
-      case Outcome.Completed:
-        this.#metrics.counters.succeeded++;
-        this.#emit2('completed', job, value);
-        break;
-      case Outcome.Retrying:
-        this.#metrics.counters.retried++;
-        this.#emit3('retrying', job, error, delay);
-        break;
-      case Outcome.Failed:
-        this.#emitFailed(job, error);
-        break;
-      default:
-        break;
-    }
-    if (this.#pumping) return; // a synchronous handler: the pump loop goes on by itself
-    if (this.#phase === Phase.Started) this.#pump();
-    else this.#afterChange();
+    // The events of this finish come before anything the next pass starts.
+    this.#drain();
+    if (this.#passing) return; // a synchronous handler: the pass loop goes on by itself
+    if (core.phase === Phase.Started) this.#pass();
+    else this.#settle();
   }
 
   /**
-   * The wait before retrying `job` after `error`, or -1 to fail it for good: out of attempts,
-   * `retryIf` said no, or a retry hook threw (reported on `error`).
+   * Runs the user's retry hooks for a failed attempt and returns the core's verdict: the wait
+   * before retrying, or -1 to fail for good (out of attempts, `retryIf` said no, or a hook threw,
+   * which is reported on `error`).
    */
-  #retryDelay(job: JobRecord, error: unknown): number {
-    const policy = mergeRetry(this.#retry, job.ext?.retry as RetryOptions | undefined);
-    if (policy === undefined || job.attempts >= (policy.attempts ?? 1)) return -1;
-    // Its buffers were moved into the thread on the first attempt: a retry would see them empty.
-    if (job.ext?.transfer !== undefined && job.ext.transfer.length > 0) return -1;
+  #retryVerdict(job: JobRecord, error: unknown): number {
+    const ext = job.ext;
+    const policy = mergeRetry(this.#retry, ext?.retry as RetryOptions | undefined);
+    const transferred = ext?.transfer !== undefined && ext.transfer.length > 0;
+    if (!mayRetry(policy, job.attempts, transferred)) return -1;
     try {
-      if (policy.retryIf !== undefined && !policy.retryIf(error, job.attempts)) return -1;
-      return backoffDelay(policy.backoff, job.attempts, error, Math.random);
+      const retry = policy.retryIf === undefined || Boolean(policy.retryIf(error, job.attempts));
+      const backoff = policy.backoff;
+      const backoffMs = retry && typeof backoff === 'function' ? checkBackoffResult(backoff(job.attempts, error)) : undefined;
+      return retryDelay(policy, job.attempts, transferred, { retry, backoffMs }, Math.random());
     } catch (hookError) {
       this.#reportFault(hookError, 'a retry hook (retryIf or backoff) threw');
       return -1;
@@ -692,89 +676,120 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Counts a thread crash; the one that makes the worker degraded emits `degraded`. */
   #noteCrash(error: unknown): void {
-    if (this.#crashes.note(error, Date.now())) this.#emit1('degraded', error);
+    if (this.#crashes.note(error, this.#clock.now())) this.#emitError('degraded', error);
   }
 
-  /** Settles a job `'failed'` and keeps it as a dead letter; events are the caller's. */
-  #failForGood(job: JobRecord, error: unknown): void {
-    job.settle(State.Failed, error);
-    const origin: Origin = {
-      job,
-      source: job.home,
-      priority: job.priority,
-      timeout: job.ext?.timeout,
-      retry: job.ext?.retry as RetryOptions | undefined,
-    };
-    this.#deadLetters.add(
-      { id: job.id, data: job.data as T, source: job.home.name, error, attempts: job.attempts, failedAt: new Date() },
-      origin,
-    );
-  }
+  // ---------------------------------------------------------------- acting on the core's notes
 
-  #emitFailed(job: JobRecord, error: unknown): void {
-    const counters = this.#metrics.counters;
-    counters.failed++;
-    this.#emit2('failed', job, error);
-    if (this.#deadLetters.keeps) {
-      counters.dead++;
-      this.#emit2('dead', job, error);
-    }
-  }
-
-  /** An attempt ran past its timeout: abort its signal and fail it now; the slot stays taken. */
-  #timedOut(job: JobRecord): void {
-    const ext = job.extras();
-    ext.timer = undefined;
-    if (job.state !== State.Running || !job.inFlight) return;
-    const error = new TimeoutError(ext.timeout ?? (this.#timeout as number), job.id);
-    // The job's fate is decided (and a final failure settled) before its signal aborts: a
-    // listener of that signal may cancel the job, and must find it already failed, or (when a
-    // retry is due) still running, in which case the cancel wins and no retry follows.
-    const delay = this.#retryDelay(job, error);
-    if (job.state !== State.Running) return; // a retry hook cancelled it: that settled it
-    if (delay >= 0) {
-      ext.attemptFailed = true;
-      ext.attemptError = error;
-      ext.retryDelay = delay;
-      job.abortAttempt(error);
-    } else {
-      this.#failForGood(job, error);
-      job.abortAttempt(error);
-      this.#emitFailed(job, error);
+  /**
+   * Acts on everything the core recorded, then settles what waits on the worker's state and
+   * arms the timer. User code it runs (listeners, signal handlers) may call back in: those calls
+   * transition the core at once, and their notes are acted on here, in order.
+   */
+  #settle(): void {
+    // Called back from user code while notes are acted on: whoever runs that loop settles after it.
+    if (this.#settling || this.#draining) return;
+    this.#settling = true;
+    try {
+      do {
+        this.#drain();
+        if (!this.#passing) {
+          this.#rearm();
+          this.#afterChange();
+        }
+      } while (this.#core.outbox.pending);
+    } finally {
+      this.#settling = false;
     }
   }
 
   /**
-   * Cancels every running job whose handler has not returned (their signals abort with a
-   * `CancelledError`): the registry's shutdown at its timeout.
-   *
-   * @internal
+   * Acts on the core's notes in order: settles promises, aborts signals, emits events. A
+   * listener's own calls into the worker record more notes, acted on after it returns, in order.
    */
-  cancelRunning(reason: unknown): number {
-    let cancelled = 0;
-    for (const slot of this.#slots) {
-      const job = slot.job;
-      if (job !== undefined && job.cancel(reason)) cancelled++;
+  #drain(): void {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      this.#drainNotes();
+    } finally {
+      this.#draining = false;
     }
-    return cancelled;
+  }
+
+  #drainNotes(): void {
+    const outbox = this.#core.outbox;
+    for (let note = outbox.next(); note !== -1; note = outbox.next()) {
+      const job = outbox.job;
+      const value = outbox.value;
+      const n = outbox.n;
+      switch (note) {
+        case Note.Active:
+          this.#emitJob('active', job);
+          break;
+        case Note.Completed:
+          deliverOutcome(job);
+          this.#emitCompleted(job, value as R);
+          break;
+        case Note.Retrying:
+          this.#emitRetrying(job, value, n);
+          break;
+        case Note.Failed:
+          deliverOutcome(job);
+          this.#emitFailure('failed', job, value);
+          if (n === 1) this.#emitFailure('dead', job, value);
+          break;
+        case Note.Cancelled:
+          deliverOutcome(job);
+          // Settled before the abort: a listener of the signal that cancels again finds it settled.
+          if (n === 1) this.#abortAttempt(job, job.value);
+          this.#emitJob('cancelled', job);
+          break;
+        case Note.TimedOut:
+          this.#abortAttempt(job, value);
+          break;
+        case Note.Shrunk:
+          (value as Source).lengthDropped();
+          break;
+        case Note.Paused:
+          this.#emitState('paused');
+          break;
+        case Note.Resumed:
+          this.#emitState('resumed');
+          break;
+        case Note.Halted: {
+          const waiters = this.#idleWaiters;
+          this.#idleWaiters = [];
+          for (const waiter of waiters) waiter.reject(value);
+          this.#emitHalted(value as InvariantError);
+          break;
+        }
+      }
+    }
+  }
+
+  /** Aborts a running attempt: its signal, and the thread that runs it. */
+  #abortAttempt(job: JobRecord, reason: unknown): void {
+    abortSignalOf(job, reason);
+    this.#threads?.abort(job, reason);
   }
 
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
   #afterChange(): void {
     const core = this.#core;
     if (core.inFlight !== 0) return;
-    if (this.#phase === Phase.Stopped && this.#stopWaiters.length > 0) {
+    if (core.phase === Phase.Stopped && this.#stopWaiters.length > 0) {
       const waiters = this.#stopWaiters;
       this.#stopWaiters = [];
       for (const waiter of waiters) waiter.resolve();
       // A stopped worker holds no thread; start() makes a new pool when jobs run again.
       this.#threads?.destroy().catch((error: unknown) => this.#reportFault(error, 'releasing the threads failed'));
-      this.#emit0('stopped');
+      this.#emitState('stopped');
     }
     if (core.waiting !== 0) return;
-    if (this.#busy && this.#phase === Phase.Started) {
+    if (this.#busy && core.phase === Phase.Started) {
       this.#busy = false;
-      this.#emit0('idle');
+      this.#emitState('idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
       if (core.inFlight !== 0 || core.waiting !== 0) return;
     }
@@ -785,85 +800,90 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     }
   }
 
-  #armTimer(at: number, now: number): void {
+  /** Keeps the one timer armed for the core's next deadline, and none when there is nothing to wait for. */
+  #rearm(): void {
+    const at = this.#core.wakeAt();
     if (at === Infinity) {
-      this.#disarmTimer();
+      this.#disarm();
       return;
     }
     if (this.#timer !== undefined) {
-      if (this.#timerAt <= at) return; // it fires first; that pump re-arms for the rest
+      if (this.#timerAt <= at) return; // it fires first; that pass re-arms for the rest
       clearTimeout(this.#timer);
     }
+    const now = this.#clock.now();
     // A due time further away than a timer can wait (runAt next year) is reached in steps: the
-    // timer fires early, the pump finds nothing due and arms the next step.
-    const wait = Math.min(check.MAX_TIMER_MS, Math.max(1, at - now));
+    // timer fires early, the pass finds nothing due and arms the next step. Whole milliseconds,
+    // rounded up, so that the timer never fires before the deadline it is for.
+    const wait = Math.min(check.MAX_TIMER_MS, Math.max(1, Math.ceil(at - now)));
     this.#timerAt = now + wait;
     this.#timer = setTimeout(this.#onTimer, wait);
   }
 
-  #disarmTimer(): void {
+  #disarm(): void {
     if (this.#timer === undefined) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerAt = Infinity;
   }
 
-  /**
-   * Changes the phase, and tells the core whether jobs may start: a strategy's pick is user code
-   * that may pause or stop the worker, and the start it was picking for must not happen then.
-   */
-  #setPhase(phase: Phase): void {
-    this.#phase = phase;
-    this.#core.open = phase === Phase.Started;
-  }
+  // ---------------------------------------------------------------- events
+  // One emitter per signature, each checked against WorkerEvents: no rest array per event on the
+  // hot path, and a listener that throws cannot corrupt the worker's state.
 
-  /** Fail-stop: claim nothing more, keep every waiting job, tell whoever waits. */
-  #halt(cause: unknown): void {
-    if (this.#phase === Phase.Halted) return;
-    const error =
-      cause instanceof InvariantError
-        ? cause
-        : new InvariantError('internal', `unexpected error inside qmux: ${String(cause)}`, { cause });
-    this.#setPhase(Phase.Halted);
-    this.#haltError = error;
-    this.#disarmTimer();
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(error);
-    this.#emit1('halted', error);
-  }
-
-  // Fixed-arity emitters: no rest array per event on the hot path, and a listener that throws
-  // cannot corrupt the worker's state.
-  #emit0(event: 'idle' | 'paused' | 'resumed' | 'stopped'): void {
+  #emitJob(event: 'active' | 'cancelled', job: JobRecord): void {
     try {
-      (this.emit as (event: string) => boolean)(event);
+      this.emit(event, tracked<T, R>(job));
     } catch (error) {
       this.#listenerThrew(event, error);
     }
   }
 
-  #emit1(event: 'active' | 'cancelled' | 'halted' | 'degraded' | 'error', a: unknown): void {
+  #emitCompleted(job: JobRecord, result: R): void {
     try {
-      (this.emit as (event: string, a: unknown) => boolean)(event, a);
+      this.emit('completed', tracked<T, R>(job), result);
+    } catch (error) {
+      this.#listenerThrew('completed', error);
+    }
+  }
+
+  #emitFailure(event: 'failed' | 'dead', job: JobRecord, error: unknown): void {
+    try {
+      this.emit(event, tracked<T, R>(job), error);
+    } catch (listenerError) {
+      this.#listenerThrew(event, listenerError);
+    }
+  }
+
+  #emitRetrying(job: JobRecord, error: unknown, delayMs: number): void {
+    try {
+      this.emit('retrying', tracked<T, R>(job), error, delayMs);
+    } catch (listenerError) {
+      this.#listenerThrew('retrying', listenerError);
+    }
+  }
+
+  #emitState(event: 'idle' | 'paused' | 'resumed' | 'stopped'): void {
+    try {
+      this.emit(event);
     } catch (error) {
       this.#listenerThrew(event, error);
     }
   }
 
-  #emit2(event: 'completed' | 'failed' | 'dead', a: unknown, b: unknown): void {
+  #emitHalted(error: InvariantError): void {
     try {
-      (this.emit as (event: string, a: unknown, b: unknown) => boolean)(event, a, b);
-    } catch (error) {
-      this.#listenerThrew(event, error);
+      this.emit('halted', error);
+    } catch (listenerError) {
+      this.#listenerThrew('halted', listenerError);
     }
   }
 
-  #emit3(event: 'retrying', a: unknown, b: unknown, c: unknown): void {
+  #emitError(event: 'degraded' | 'error', error: unknown): void {
     try {
-      (this.emit as (event: string, a: unknown, b: unknown, c: unknown) => boolean)(event, a, b, c);
-    } catch (error) {
-      this.#listenerThrew(event, error);
+      this.emit(event, error);
+    } catch (listenerError) {
+      this.#listenerThrew(event, listenerError);
     }
   }
 
@@ -879,7 +899,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * exception: qmux is a guest in the host process.
    */
   #reportFault(error: unknown, what: string): void {
-    if (this.listenerCount('error') > 0) this.#emit1('error', error);
+    if (this.listenerCount('error') > 0) this.#emitError('error', error);
     else this.#warn(error, what);
   }
 
@@ -892,8 +912,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       detail: `worker "${this.name}": ${what}; listen to its "error" event to handle this.${stack}`,
     });
   }
+}
 
-
+/** A job record as the events' listeners see it. */
+function tracked<T, R>(job: JobRecord): TrackedJob<T, R> {
+  return job as unknown as TrackedJob<T, R>;
 }
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });

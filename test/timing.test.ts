@@ -256,7 +256,7 @@ describe('rate limits', () => {
     const starts: [string, number][] = [];
     const handler = (job: Job<string>): void => {
       starts.push([job.data, Date.now() - T0]);
-      if (job.data === 'a1') vi.setSystemTime(Date.now() + 60); // 60 ms of synchronous work
+      if (job.data === 'a1') vi.advanceTimersByTime(60); // 60 ms of synchronous work
     };
     const worker = new Worker(handler, { concurrency: 10 });
     const q = worker.bindQueue({ rateLimit: { limit: 2, interval: 100 } });

@@ -1,0 +1,27 @@
+/**
+ * Where the worker reads the time. Every duration (delays, backoff, rate windows, timeouts,
+ * the thread-crash window, stats ages) is measured on a monotonic clock, so a step of the wall
+ * clock (NTP, a resumed VM) neither stalls nor hastens anything (SPEC 2, "Time").
+ *
+ * The core never reads a clock: the shell reads this one once per decision and passes `now`
+ * down. Tests drive it virtually.
+ *
+ * @internal
+ */
+export interface Clock {
+  /** Milliseconds on a monotonic scale with an arbitrary origin. */
+  now(): number;
+}
+
+/** `performance.now()`: the production clock. @internal */
+export const monotonicClock: Clock = { now: () => performance.now() };
+
+/**
+ * Converts a wall-clock instant (epoch ms, `runAt`) to the monotonic scale, once, at add: after a
+ * later step of the wall clock the job runs when this converted time comes.
+ *
+ * @internal
+ */
+export function monotonicAt(epochMs: number, now: number): number {
+  return now + (epochMs - Date.now());
+}

@@ -1,0 +1,482 @@
+import { DeadLetterStore } from '../dead-letters.js';
+import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
+import { CancelReason, State, UNTIMED, type JobRecord } from '../job.js';
+import type { Source } from '../source.js';
+import type { Picker } from '../strategies/strategy.js';
+import type { WorkerCounters } from '../stats.js';
+import { Deadline, Deadlines } from './deadlines.js';
+import { Dispatcher } from './dispatcher.js';
+import { Note, Outbox } from './outbox.js';
+import { nextPhase, Phase, statusOf, type LifecycleCall, type WorkerStatus } from './worker-state.js';
+
+/** What {@link Core} is made with. @internal */
+export interface CoreConfig {
+  concurrency: number;
+  picker: Picker;
+  strategyName: string;
+  /** The worker's `timeout` option. */
+  timeout: number | undefined;
+  deadLetterLimit: number;
+  autoRun: boolean;
+}
+
+/** What `redrive` needs to put a dead letter back. @internal */
+export interface Origin {
+  job: JobRecord;
+  source: Source;
+  priority: number;
+}
+
+/**
+ * The deciding half of a worker (SPEC 12): every transition of a job (admit, start, succeed,
+ * retry, fail, time out, cancel, promote, admit a held successor, dead-letter) and of the worker
+ * (the lifecycle table, halt) as a function of its state, the event and the time it is given.
+ * It owns no timer, reads no clock and runs no user code during a transition (a strategy's
+ * `pick` aside, whose answer is checked): what a transition leads to is recorded in
+ * {@link outbox}, and the shell acts on it (settles promises, aborts signals, emits events)
+ * once the transition is complete.
+ *
+ * It is the only writer of a job's state, the worker's phase and these counters. Every
+ * invariant of SPEC 8 is checked here, in every build; a broken one throws
+ * {@link InvariantError}, and the shell halts the worker.
+ *
+ * @internal
+ */
+export class Core {
+  readonly dispatcher: Dispatcher;
+  readonly outbox = new Outbox();
+  /** Job timeouts: the running attempts' deadlines. */
+  readonly deadlines = new Deadlines();
+  readonly counters: WorkerCounters = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+  readonly deadLetters: DeadLetterStore<unknown>;
+  /** Names of the bound sources: unique within the worker, free again once a source leaves the list. */
+  readonly names = new Set<string>();
+  /** The worker's slot count. */
+  concurrency: number;
+  /** Slots in use: attempts whose handler has not settled, cancelled or timed-out ones included. */
+  inFlight = 0;
+  /** Waiting jobs over every source, due or delayed (and held redrives). */
+  waiting = 0;
+  /** Delayed jobs over every source. */
+  delayed = 0;
+  /** The error of the halt in force, if any. */
+  haltError: InvariantError | undefined = undefined;
+  readonly #timeout: number | undefined;
+  #phase: Phase;
+  /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
+  #timedOutable = 0;
+
+  constructor(config: CoreConfig) {
+    this.concurrency = config.concurrency;
+    this.dispatcher = new Dispatcher(config.picker, config.strategyName);
+    this.#timeout = config.timeout;
+    this.deadLetters = new DeadLetterStore(config.deadLetterLimit);
+    this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
+  }
+
+  get phase(): Phase {
+    return this.#phase;
+  }
+
+  get status(): WorkerStatus {
+    return statusOf(this.#phase, this.inFlight, this.waiting);
+  }
+
+  /** Every bound source in list order. */
+  get list(): readonly Source[] {
+    return this.dispatcher.list;
+  }
+
+  /**
+   * Whether the next decision depends on the time: delayed jobs, rate limits or timeouts exist.
+   * When it does not, the shell need not read the clock at all.
+   */
+  get needsClock(): boolean {
+    return (
+      this.delayed > 0 ||
+      this.dispatcher.rateLimited > 0 ||
+      this.deadlines.length > 0 ||
+      this.#timedOutable > 0 ||
+      this.#timeout !== undefined
+    );
+  }
+
+  /**
+   * The next time at which time alone changes something (a delayed job comes due, a rate window
+   * opens, an attempt times out), or `Infinity`. Delays and windows count only while jobs may
+   * start; timeouts always do.
+   */
+  wakeAt(): number {
+    let at = this.deadlines.nextAt();
+    if (this.#phase === Phase.Started && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
+      at = Math.min(at, this.dispatcher.wakeAt());
+    }
+    return at;
+  }
+
+  // ---------------------------------------------------------------- the worker
+
+  /** Applies a lifecycle call (SPEC 2's table); returns whether it did anything. Throws `InvalidStateError`. */
+  call(call: LifecycleCall): boolean {
+    const next = nextPhase(call, this.#phase, this.inFlight, this.waiting);
+    if (next === undefined) return false;
+    this.#phase = next;
+    if (call === 'start' || call === 'stop') this.haltError = undefined;
+    if (call === 'pause') this.outbox.record(Note.Paused, undefined, undefined, 0);
+    else if (call === 'resume') this.outbox.record(Note.Resumed, undefined, undefined, 0);
+    return true;
+  }
+
+  /** Fail-stop: start nothing more, keep every waiting job (SPEC 8). */
+  halt(cause: unknown): void {
+    if (this.#phase === Phase.Halted) return;
+    const error =
+      cause instanceof InvariantError ? cause : new InvariantError('internal', `unexpected error inside qmux: ${String(cause)}`, { cause });
+    this.#phase = Phase.Halted;
+    this.haltError = error;
+    this.outbox.record(Note.Halted, undefined, error, 0);
+  }
+
+  // ---------------------------------------------------------------- sources
+
+  /** Claims `name` for a new source; throws when another bound source has it. */
+  claimName(name: string, worker: string): void {
+    if (this.names.has(name)) throw new TypeError(`qmux: bind option "name": worker "${worker}" already has a source named "${name}"`);
+    this.names.add(name);
+  }
+
+  bind(source: Source): void {
+    this.dispatcher.bind(source);
+  }
+
+  /** The source takes no more jobs and leaves the list once nothing of it waits or runs. */
+  retire(source: Source): void {
+    source.retiring = true;
+    this.#retireIfDrained(source);
+  }
+
+  #retireIfDrained(source: Source): void {
+    if (source.retiring && source.index >= 0 && source.running === 0 && source.length === 0) {
+      this.dispatcher.unbind(source);
+      this.names.delete(source.name);
+    }
+  }
+
+  // ---------------------------------------------------------------- jobs arrive
+
+  /** A job was made by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
+  created(): void {
+    this.counters.added++;
+  }
+
+  /**
+   * A job joins its source: due at `runAt` (monotonic ms) or now. `now` is {@link UNTIMED} when the
+   * shell did not read the clock, which it may skip only for a job due now into a source that
+   * holds no timed job: add order alone then places it.
+   */
+  admit(job: JobRecord, runAt: number | undefined, now: number): void {
+    const source = job.home;
+    const delayed = runAt !== undefined && runAt > now;
+    job.dueAt = delayed ? runAt : now;
+    if (job.dueAt !== UNTIMED) source.timed++;
+    if (job.ext?.timeout !== undefined) this.#timedOutable++;
+    this.waiting++;
+    if (delayed) {
+      job.state = State.Delayed;
+      source.delayed.push(job);
+      this.delayed++;
+    } else {
+      job.state = State.Waiting;
+      source.due.pushFresh(job);
+    }
+  }
+
+  /**
+   * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
+   * joins its source only once that handler settles, so a job never has two attempts in flight.
+   */
+  hold(job: JobRecord, blocker: JobRecord): void {
+    const ext = job.extras();
+    ext.held = true;
+    blocker.extras().successor = job;
+    (job.home.held ??= new Set()).add(job);
+    this.waiting++;
+  }
+
+  /** A job whose `signal` had already aborted when it was added: it settles cancelled and never joins its source. */
+  cancelAtAdd(job: JobRecord, reason: unknown): void {
+    this.#settleCancelled(job, reason, false);
+    this.counters.cancelled++;
+    this.outbox.record(Note.Cancelled, job, undefined, 0);
+  }
+
+  /** Moves every delayed job due at `now` into its source's due order; returns how many. */
+  promote(now: number): number {
+    if (this.delayed === 0) return 0;
+    let promoted = 0;
+    for (const source of this.dispatcher.list) {
+      if (source.delayed.length === 0) continue;
+      for (let job = source.delayed.shiftDue(now); job !== undefined; job = source.delayed.shiftDue(now)) {
+        job.state = State.Waiting;
+        source.due.pushPromoted(job);
+        this.delayed--;
+        promoted++;
+      }
+    }
+    return promoted;
+  }
+
+  // ---------------------------------------------------------------- starts
+
+  /**
+   * One start: the job the strategy chooses at `now`, marked running, with a slot taken and its
+   * deadline set; or `undefined` when jobs may not start, no slot is free or no source is
+   * eligible.
+   */
+  next(now: number): JobRecord | undefined {
+    if (this.#phase !== Phase.Started || this.inFlight >= this.concurrency) return undefined;
+    const source = this.dispatcher.choose(now);
+    if (source === undefined) return undefined;
+    // The strategy is user code: it may have paused or stopped the worker, or lowered the
+    // concurrency, and then this start must not happen.
+    if (this.#phase !== Phase.Started || this.inFlight >= this.concurrency) return undefined;
+    const job = source.due.shift() as JobRecord;
+    if (job.state !== State.Waiting || job.inFlight) {
+      throw new InvariantError(
+        'attempt-starts-once',
+        `job ${job.id} of source "${source.name}" was taken while ${job.status}${job.inFlight ? ' and in flight' : ''}`,
+      );
+    }
+    source.running++;
+    this.waiting--;
+    if (job.dueAt !== UNTIMED) source.timed--;
+    if (source.rate !== undefined) source.rate.record(now);
+    job.state = State.Running;
+    job.inFlight = true;
+    job.beginAttempt();
+    this.inFlight++;
+    this.counters.started++;
+    const own = job.ext?.timeout;
+    if (own !== undefined) this.#timedOutable--;
+    const timeout = own ?? this.#timeout;
+    if (timeout !== undefined) {
+      const deadline = new Deadline(now + timeout, job, timeout);
+      job.extras().deadline = deadline;
+      this.deadlines.add(deadline);
+    }
+    this.outbox.record(Note.Active, job, undefined, 0);
+    if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
+    return job;
+  }
+
+  // ---------------------------------------------------------------- attempts end
+
+  /**
+   * Whether a failure of `job`'s attempt needs a retry verdict from the shell: the job is still
+   * running as far as its handle knows, and no timeout has already decided for this attempt.
+   */
+  needsVerdict(job: JobRecord): boolean {
+    return job.state === State.Running && job.ext?.attemptFailed !== true;
+  }
+
+  /** The handler of `job` returned `value`. */
+  succeed(job: JobRecord, value: unknown, now: number): void {
+    this.#endAttempt(job);
+    if (job.state === State.Running) {
+      if (job.ext?.attemptFailed === true) this.#retryAfterTimeout(job, now);
+      else {
+        job.state = State.Succeeded;
+        job.value = value;
+        this.counters.succeeded++;
+        this.outbox.record(Note.Completed, job, value, 0);
+      }
+    }
+    this.#release(job, now);
+  }
+
+  /**
+   * The handler of `job` threw or rejected with `error`; `delay` is the shell's retry verdict
+   * (from {@link retryDelay}): the wait before the next attempt, or -1 to fail for good.
+   * `wallNow` (epoch ms) dates a dead letter.
+   */
+  fail(job: JobRecord, error: unknown, delay: number, now: number, wallNow: number): void {
+    this.#endAttempt(job);
+    if (job.state === State.Running) {
+      if (job.ext?.attemptFailed === true) this.#retryAfterTimeout(job, now);
+      else if (delay >= 0) this.#retry(job, error, delay, now);
+      else this.#failForGood(job, error, wallNow);
+    }
+    this.#release(job, now);
+  }
+
+  /**
+   * The attempt of `deadline` ran past its timeout with `error`. `delay` is the retry verdict;
+   * a retry is scheduled only once the handler settles (a job never has two attempts in
+   * flight), a final failure settles the job now. Either way its slot stays taken.
+   */
+  timeOut(deadline: Deadline, error: TimeoutError, delay: number, wallNow: number): void {
+    this.deadlines.remove(deadline);
+    const job = deadline.job;
+    const ext = job.extras();
+    if (ext.deadline === deadline) ext.deadline = undefined;
+    if (job.state !== State.Running || !job.inFlight) return;
+    this.outbox.record(Note.TimedOut, job, error, 0);
+    if (delay >= 0) {
+      ext.attemptFailed = true;
+      ext.attemptError = error;
+      ext.retryDelay = delay;
+    } else {
+      this.#failForGood(job, error, wallNow);
+    }
+  }
+
+  #endAttempt(job: JobRecord): void {
+    const deadline = job.ext?.deadline;
+    if (deadline !== undefined) {
+      this.deadlines.remove(deadline);
+      (job.ext as NonNullable<JobRecord['ext']>).deadline = undefined;
+    }
+  }
+
+  #retryAfterTimeout(job: JobRecord, now: number): void {
+    const ext = job.extras();
+    this.#retry(job, ext.attemptError, ext.retryDelay, now);
+  }
+
+  /** Puts the job back as a delayed job of its own source, even at capacity or closed: it is not a new job. */
+  #retry(job: JobRecord, error: unknown, delay: number, now: number): void {
+    const source = job.home;
+    job.state = State.Delayed;
+    job.dueAt = now + delay;
+    source.delayed.push(job);
+    source.timed++;
+    if (job.ext?.timeout !== undefined) this.#timedOutable++;
+    this.waiting++;
+    this.delayed++;
+    this.counters.retried++;
+    this.outbox.record(Note.Retrying, job, error, delay);
+  }
+
+  #failForGood(job: JobRecord, error: unknown, wallNow: number): void {
+    job.state = State.Failed;
+    job.value = error;
+    this.counters.failed++;
+    const source = job.home;
+    const origin: Origin = { job, source, priority: job.priority };
+    const kept = this.deadLetters.add(
+      { id: job.id, data: job.data, source: source.name, error, attempts: job.attempts, failedAt: new Date(wallNow) },
+      origin,
+    );
+    if (kept) this.counters.dead++;
+    this.outbox.record(Note.Failed, job, error, kept ? 1 : 0);
+  }
+
+  /** Frees the slot of a job whose handler has settled, and lets in a redrive held behind it. */
+  #release(job: JobRecord, now: number): void {
+    if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
+    job.inFlight = false;
+    const source = job.home;
+    source.running--;
+    this.inFlight--;
+    if (this.inFlight < 0 || source.running < 0) {
+      throw new InvariantError(
+        'slots-never-negative',
+        `slots in use went negative (worker ${this.inFlight}, source "${source.name}" ${source.running})`,
+      );
+    }
+    const successor = job.ext?.successor;
+    if (successor !== undefined) {
+      (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
+      this.#admitHeld(successor, now);
+    }
+    if (source.retiring) this.#retireIfDrained(source);
+  }
+
+  #admitHeld(job: JobRecord, now: number): void {
+    const ext = job.extras();
+    if (!ext.held || job.state !== State.Waiting) return;
+    ext.held = false;
+    job.home.held?.delete(job);
+    this.waiting--; // admit counts it again
+    this.admit(job, undefined, job.home.timed > 0 ? now : UNTIMED);
+  }
+
+  // ---------------------------------------------------------------- cancellation
+
+  /**
+   * Cancels `job`: a waiting one leaves its source, a running one keeps its slot until its
+   * handler settles (the shell aborts its signal). Returns false if it had already settled.
+   */
+  cancel(job: JobRecord, reason: unknown): boolean {
+    const state = job.state;
+    if (state >= State.Succeeded) return false;
+    const running = state === State.Running;
+    this.#settleCancelled(job, reason, running);
+    const source = job.home;
+    if (running) this.#endAttempt(job);
+    else if (job.ext?.held === true) {
+      job.ext.held = false; // never joins its source now
+      source.held?.delete(job);
+      this.waiting--;
+      this.#shrunk(source);
+    } else {
+      if (state === State.Delayed) {
+        source.delayed.markRemoved();
+        this.delayed--;
+      } else {
+        source.due.markRemoved();
+      }
+      this.waiting--;
+      if (job.dueAt !== UNTIMED) source.timed--;
+      if (job.ext?.timeout !== undefined) this.#timedOutable--;
+      this.#shrunk(source);
+    }
+    this.counters.cancelled++;
+    this.outbox.record(Note.Cancelled, job, undefined, running ? 1 : 0);
+    return true;
+  }
+
+  /**
+   * Removes every waiting job of `source` (due, delayed, held). Every job is settled before any
+   * note: a `cancelled` listener that cancels another of them (or purges again) finds it settled.
+   */
+  purge(source: Source): number {
+    const jobs = source.due.drain();
+    const delayed = source.delayed.drain();
+    this.waiting -= jobs.length + delayed.length;
+    this.delayed -= delayed.length;
+    source.timed = 0;
+    for (const job of delayed) jobs.push(job);
+    for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
+    const held = source.held;
+    if (held !== undefined) {
+      for (const job of held) {
+        (job.ext as NonNullable<JobRecord['ext']>).held = false; // never joins now
+        jobs.push(job);
+      }
+      this.waiting -= held.size;
+      source.held = undefined;
+    }
+    jobs.sort((a, b) => a.seq - b.seq);
+    for (const job of jobs) this.#settleCancelled(job, undefined, false);
+    this.counters.cancelled += jobs.length;
+    for (const job of jobs) this.outbox.record(Note.Cancelled, job, undefined, 0);
+    this.#shrunk(source);
+    return jobs.length;
+  }
+
+  /**
+   * Settles `job` cancelled. An Error captures a stack trace, which made purging a million
+   * waiting jobs take seconds: unless a signal (running) or a promise needs it now, keep only the
+   * reason and make the `CancelledError` on demand.
+   */
+  #settleCancelled(job: JobRecord, reason: unknown, running: boolean): void {
+    job.state = State.Cancelled;
+    job.value = running || job.promised !== undefined ? new CancelledError(reason) : CancelReason.of(reason);
+  }
+
+  #shrunk(source: Source): void {
+    if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
+    this.#retireIfDrained(source);
+  }
+}
