@@ -18,7 +18,7 @@ export {
   type Handler,
   type Task,
 } from './worker.js';
-export { ThreadExitError, ThreadTaskError, type ThreadPoolOptions } from './pool/threads.js';
+export { ThreadExitError, ThreadStartError, ThreadTaskError, type ThreadPoolOptions } from './pool/threads.js';
 export type { ThreadContext } from './pool/thread-entry.js';
 export { createAdminHandler, type AdminHandler } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';

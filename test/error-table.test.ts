@@ -6,7 +6,7 @@
  *
  * Rows are synchronous throws unless their error column says otherwise: `(rejects)` /
  * `(\`result()\` rejects)` (the call's promise rejects), `(… event …)` (the error is emitted) or
- * `none: returns \`undefined\`` (no error at all). Everything runs on fake timers except the three
+ * `none: returns \`undefined\`` (no error at all). Everything runs on fake timers except the four
  * rows that need real worker threads, which use the built library (dist/) like threads.test.ts.
  */
 import { readFileSync } from 'node:fs';
@@ -559,6 +559,12 @@ const cases: Record<string, Case | (() => unknown)> = {
     threadJob('uncloneable.mjs', { fn: true }),
   ),
   'queue.add(data) | a threads handler module with no default export': threads(() => threadJob('no-default.mjs', 1)),
+  'queue.add(data) | a threads worker whose `resourceLimits` are too small for a thread to start (`{ maxOldGenerationSizeMb: 4 }`)': threads(() => {
+    const w = new BuiltWorker<unknown, unknown>(ECHO, { concurrency: 1, resourceLimits: { maxOldGenerationSizeMb: 4 } });
+    threadWorkers.push(w);
+    w.on('error', noop); // tinypool's pool error for the thread, besides the job's failure
+    return w.bindQueue().add(1).result();
+  }),
   'queue.add(data, options) | a job that runs past `timeout: 10`': async () => {
     const result = new Worker(never).bindQueue().add(1, { id: 'job-7', timeout: 10 }).result();
     result.catch(noop); // handled: the test reads the rejection once this resolves

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Registry, Strategy, ThreadExitError, TimeoutError, Topic, Worker } from '../dist/index.js';
+import { Registry, Strategy, ThreadExitError, ThreadStartError, TimeoutError, Topic, Worker } from '../dist/index.js';
 import { SEED_ORDERS, fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
@@ -22,6 +22,12 @@ const FLAKY = fixture('flaky.mjs');
 const HOST = fixture('host.mjs');
 const NO_DEFAULT = fixture('no-default.mjs');
 const UNCLONEABLE = fixture('uncloneable.mjs');
+const START_FAILURE_HOST = fixture('start-failure-host.mjs');
+const PRELOAD_THROWS = fixture('preload-throws-in-threads.mjs');
+const PRELOAD_EXITS = fixture('preload-exits-in-threads.mjs');
+const PRELOAD_HANGS = fixture('preload-hangs-in-threads.mjs');
+/** Too little heap for a thread to even load tinypool's entry point (Node 20). */
+const TOO_SMALL_TO_START = { maxOldGenerationSizeMb: 4 };
 
 /** Generous bound for a child process to end by itself. */
 const EXIT_BOUND_MS = 30_000;
@@ -557,6 +563,104 @@ describe('threads worker: bad handler modules and uncloneable values', () => {
     expect(bad.status).toBe('failed');
     expect(await good.result()).toEqual({ n: 2 });
     await worker.waitUntilIdle();
+    expect(worker.numProcessing).toBe(0);
+  });
+});
+
+describe('threads worker: threads that cannot start', () => {
+  /** Runs `node --import <preload> start-failure-host.mjs <scenario>` and reads its one JSON line. */
+  async function hostRun(preload: URL, scenario: string): Promise<unknown> {
+    const run = await runBoundedNode(['--import', preload.href, fileURLToPath(START_FAILURE_HOST), scenario], EXIT_BOUND_MS);
+    const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
+    expect(run.killed, `still running after ${EXIT_BOUND_MS} ms; ${context}`).toBe(false);
+    expect(run.code, context).toBe(0);
+    expect(run.stderr, context).toBe('');
+    const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+    expect(lines, context).toHaveLength(1);
+    return JSON.parse(lines[0] as string) as unknown;
+  }
+
+  for (const { preload, how, cause } of [
+    { preload: PRELOAD_THROWS, how: 'throws', cause: 'Error: this preload refuses to run in worker threads' },
+    { preload: PRELOAD_EXITS, how: 'calls process.exit(5)', cause: 'ThreadExitError: qmux: the worker thread running this job exited with code 5' },
+  ]) {
+    it(`a host --import preload that ${how} in threads: jobs fail with ThreadStartError naming the cause, slots free, a later job runs`, async () => {
+      const out = await hostRun(preload, 'cannot-start');
+      const failed = {
+        name: 'ThreadStartError',
+        isThreadStartError: true,
+        message: `qmux: the worker thread for this job could not start: ${cause}`,
+        cause: cause.slice(cause.indexOf(': ') + 2),
+      };
+      expect(out).toEqual({
+        scenario: 'cannot-start',
+        failures: [failed, failed],
+        afterFailures: { statuses: ['failed', 'failed'], numProcessing: 0, idle: 'idle' },
+        later: 3,
+        stopped: 'stopped',
+        poolErrors: true, // tinypool's pool error still reaches the worker's 'error' event
+      });
+    }, 40_000);
+  }
+
+  it('a job with a timeout whose thread never finishes starting fails with TimeoutError and frees its slot; stop() resolves', async () => {
+    const out = await hostRun(PRELOAD_HANGS, 'hangs-timeout');
+    expect(out).toEqual({
+      scenario: 'hangs-timeout',
+      first: { name: 'TimeoutError', isThreadStartError: false, message: 'qmux: job 1 timed out after 300 ms' },
+      status: 'failed',
+      idle: 'idle',
+      numProcessing: 0,
+      stopped: 'stopped',
+    });
+  }, 40_000);
+
+  it('resourceLimits too small to start a thread: each job fails with ThreadStartError and frees its slot; three make the worker degraded', async () => {
+    const worker = track(new Worker<number, unknown>(ECHO, { concurrency: 1, resourceLimits: TOO_SMALL_TO_START }));
+    const poolErrors: unknown[] = [];
+    worker.on('error', (error) => poolErrors.push(error));
+    const q = worker.bindQueue();
+    for (const n of [1, 2, 3]) {
+      const handle = q.add(n);
+      expect(await settlesWithin(handle.settled(), 15_000), `job ${n} never settled`).toBe(true);
+      const error = await rejection(handle.result());
+      expect(error).toBeInstanceOf(ThreadStartError);
+      expect(error.message).toMatch(/^qmux: the worker thread for this job could not start: .*ERR_WORKER_OUT_OF_MEMORY/);
+      expect((error.cause as { code?: unknown }).code).toBe('ERR_WORKER_OUT_OF_MEMORY');
+      expect(handle.status).toBe('failed');
+      expect(await settlesWithin(worker.waitUntilIdle(), 15_000), `the slot of job ${n} was never freed`).toBe(true);
+      expect(worker.numProcessing).toBe(0);
+    }
+    expect(worker.health().status).toBe('degraded');
+    expect(poolErrors.length).toBeGreaterThan(0); // tinypool's pool error is still reported too
+    expect(await settlesWithin(worker.stop(), 15_000)).toBe(true);
+  });
+
+  it('with minThreads (threads made before any job), a thread that cannot start fails the job with ThreadStartError too, every time', async () => {
+    const worker = track(new Worker<number, unknown>(ECHO, { concurrency: 1, minThreads: 1, resourceLimits: TOO_SMALL_TO_START }));
+    worker.on('error', () => undefined);
+    const q = worker.bindQueue();
+    for (const n of [1, 2]) {
+      const handle = q.add(n);
+      expect(await settlesWithin(handle.settled(), 15_000), `job ${n} never settled`).toBe(true);
+      expect(await rejection(handle.result())).toBeInstanceOf(ThreadStartError);
+      expect(await settlesWithin(worker.waitUntilIdle(), 15_000), `the slot of job ${n} was never freed`).toBe(true);
+    }
+    expect(worker.numProcessing).toBe(0);
+  });
+
+  it('with a short timeout, a job whose thread cannot start fails (timeout or start error, whichever comes first) and its slot frees', async () => {
+    const worker = track(new Worker<number, unknown>(ECHO, { concurrency: 1, timeout: 300, resourceLimits: TOO_SMALL_TO_START }));
+    worker.on('error', () => undefined);
+    const q = worker.bindQueue();
+    const handles = [q.add(1), q.add(2)];
+    for (const handle of handles) {
+      expect(await settlesWithin(handle.settled(), 15_000), 'a job never settled').toBe(true);
+      // Which comes first depends on how fast a thread dies on this machine; both must free the slot.
+      expect((await rejection(handle.result())).name).toMatch(/^(TimeoutError|ThreadStartError)$/);
+      expect(handle.status).toBe('failed');
+    }
+    expect(await settlesWithin(worker.waitUntilIdle(), 15_000), 'a slot was never freed').toBe(true);
     expect(worker.numProcessing).toBe(0);
   });
 });

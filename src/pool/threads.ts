@@ -1,5 +1,5 @@
 import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
-import { Tinypool, type TinypoolWorker } from 'tinypool';
+import { kQueueOptions, Tinypool, type Task, type TaskQueue, type TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
 import { describeValue } from '../internal/validate.js';
 import type { JobRecord } from '../job.js';
@@ -30,9 +30,33 @@ export class ThreadExitError extends QmuxError {
   }
 }
 
-/** Whether a job's error means its thread died (exit or out of memory), as opposed to a throw. @internal */
+/**
+ * The worker thread that was to run this job died before it was ready to run anything: a host
+ * `--import` preload that throws in worker threads, say, or `resourceLimits` too small for a thread
+ * to boot. The job fails with this error (`cause` is what the thread reported); no thread is
+ * started again for it, but the next job tries a new one.
+ */
+export class ThreadStartError extends QmuxError {
+  /** @internal */
+  constructor(cause: unknown) {
+    super(`qmux: the worker thread for this job could not start: ${describeCause(cause)}`, { cause });
+  }
+}
+
+/** `Name: message` of an Error (with its code, if any), else the value as JSON. */
+function describeCause(cause: unknown): string {
+  if (!(cause instanceof Error)) return describe(cause);
+  const code = (cause as { code?: unknown }).code;
+  return `${cause.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${cause.message}`;
+}
+
+/** Whether a job's error means its thread died (exit, out of memory, or while starting), as opposed to a throw. @internal */
 export function isThreadCrash(error: unknown): boolean {
-  return error instanceof ThreadExitError || (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+  return (
+    error instanceof ThreadExitError ||
+    error instanceof ThreadStartError ||
+    (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+  );
 }
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
@@ -88,6 +112,46 @@ function describe(value: unknown): string {
   }
 }
 
+/** What goes to tinypool per job: the task, and (under a symbol, which structured cloning skips) its job. */
+type PoolTask = ThreadTask & { [kQueueOptions]: JobRecord };
+
+/**
+ * tinypool's queue of tasks handed over while no thread was ready to take them (qmux never hands
+ * over more tasks than there are threads, so they wait only for threads that are starting). It is
+ * ours, not tinypool's default, so that a task can be taken back out: tinypool 2.2 leaves a queued
+ * task there for good when the thread meant for it dies while starting.
+ */
+class StartQueue implements TaskQueue {
+  readonly #tasks: Task[] = [];
+
+  get size(): number {
+    return this.#tasks.length;
+  }
+
+  shift(): Task | null {
+    return this.#tasks.shift() ?? null;
+  }
+
+  push(task: Task): void {
+    this.#tasks.push(task);
+  }
+
+  remove(task: Task): void {
+    const index = this.#tasks.indexOf(task);
+    if (index >= 0) this.#tasks.splice(index, 1);
+  }
+
+  cancel(): void {
+    for (const task of this.#tasks.splice(0)) task.cancel();
+  }
+
+  /** Takes out the task of `job`, if it is still waiting here. */
+  take(job: JobRecord): Task | undefined {
+    const index = this.#tasks.findIndex((task) => task[kQueueOptions] === job);
+    return index < 0 ? undefined : this.#tasks.splice(index, 1)[0];
+  }
+}
+
 /**
  * The threads half of the shell: runs one job per call in a tinypool thread. The worker's
  * dispatcher never starts more jobs than there are threads, so tinypool's queue is never used
@@ -101,8 +165,14 @@ export class ThreadPool {
   readonly #handlerHref: string;
   readonly #options: ThreadPoolOptions;
   readonly #onPoolError: (error: unknown) => void;
-  /** Threads we listen to for `exit`. */
+  /** Threads we listen to (for `exit`, `error` and their ready message). */
   readonly #watched = new WeakSet<TinypoolWorker>();
+  /** Threads that said they are ready; one that dies before that could not start. */
+  readonly #ready = new WeakSet<TinypoolWorker>();
+  /** Errors of threads that died while starting: a task tinypool fails with one fails with a ThreadStartError. */
+  readonly #startErrors = new WeakSet<object>();
+  /** Jobs whose task we took back out of tinypool's queue and cancelled, with the error they fail with. */
+  readonly #takenBack = new Map<JobRecord, unknown>();
   /** Per slot, the id of the thread running it (0 until it starts), then per slot an abort flag. */
   readonly #shared = new Int32Array(new SharedArrayBuffer(2 * MAX_THREADS * Int32Array.BYTES_PER_ELEMENT));
   readonly #slotOf = new Map<JobRecord, number>();
@@ -129,7 +199,7 @@ export class ThreadPool {
     Atomics.store(this.#shared, slot, 0);
     Atomics.store(this.#shared, MAX_THREADS + slot, 0);
     this.#slotOf.set(job, slot);
-    const task: ThreadTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, slot };
+    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, slot, [kQueueOptions]: job };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
@@ -137,11 +207,23 @@ export class ThreadPool {
         this.#release(job);
         return value;
       },
-      (error: unknown) => {
-        this.#release(job);
-        return asError(error);
-      },
+      (error: unknown) => this.#failed(job, error),
     );
+  }
+
+  /** The error a job's attempt fails with, once tinypool has failed its task with `error`. */
+  #failed(job: JobRecord, error: unknown): never {
+    this.#release(job);
+    if (this.#takenBack.has(job)) {
+      // tinypool failed it with its CancelError because we cancelled it; say why we did.
+      const takenBack = this.#takenBack.get(job);
+      this.#takenBack.delete(job);
+      return asError(takenBack);
+    }
+    // A task already given to a thread that then died starting (tinypool treats threads made
+    // with the pool as ready at once, so `minThreads` threads get tasks before they boot).
+    if (typeof error === 'object' && error !== null && this.#startErrors.has(error)) throw new ThreadStartError(error);
+    return asError(error);
   }
 
   /**
@@ -152,6 +234,14 @@ export class ThreadPool {
     const slot = this.#slotOf.get(job);
     const pool = this.#pool;
     if (slot === undefined || pool === undefined) return;
+    // Still in tinypool's queue, waiting for a thread that is starting (and may never be ready):
+    // take it back so that it fails now and its slot frees.
+    const waiting = (pool.options.taskQueue as StartQueue).take(job);
+    if (waiting !== undefined) {
+      this.#takenBack.set(job, reason);
+      waiting.cancel();
+      return;
+    }
     Atomics.store(this.#shared, MAX_THREADS + slot, 1);
     const runningOn = Atomics.load(this.#shared, slot);
     if (runningOn === 0) return; // not started: the thread will see the flag
@@ -194,6 +284,7 @@ export class ThreadPool {
       idleTimeout: this.#options.idleTimeout ?? 1000,
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
+      taskQueue: new StartQueue(),
       workerData: { handler: this.#handlerHref, shared: this.#shared, slots: MAX_THREADS } satisfies ThreadWorkerData,
     });
     // Without a listener an 'error' on the pool would crash the host (SPEC 7).
@@ -205,12 +296,49 @@ export class ThreadPool {
    * tinypool 2.2 listens for a thread's 'error' but not its 'exit': a thread that calls
    * `process.exit()` would leave its task pending forever and its slot lost. We watch every
    * thread and turn an exit that tinypool did not ask for into the 'error' it does handle.
+   * We also note when a thread is ready, and handle the 'error' of one that dies before.
+   * Threads are watched as soon as tinypool makes them (in `run`, or while it handles another
+   * thread's 'error'), so their ready message, which comes later, is never missed.
    */
   #watchNewThreads(pool: Tinypool): void {
     for (const thread of pool.threads) {
       if (this.#watched.has(thread)) continue;
       this.#watched.add(thread);
+      thread.once('message', (message: { ready?: unknown } | null) => {
+        if (message?.ready === true) this.#ready.add(thread);
+      });
+      thread.once('error', (error: unknown) => this.#threadFailed(pool, thread, error));
       thread.once('exit', (code: number) => this.#threadExited(thread, code));
+    }
+  }
+
+  /**
+   * Runs after tinypool's own 'error' listener, which removed the thread, failed the tasks it
+   * held and, if the thread had been ready, made its replacement. A thread that dies while
+   * starting is not replaced (tinypool stops replacing threads then, so that a cause that stays
+   * does not start threads in a loop), and the tasks queued for it would wait forever: fail
+   * those with a ThreadStartError now.
+   */
+  #threadFailed(pool: Tinypool, thread: TinypoolWorker, error: unknown): void {
+    if (this.#pool !== pool) return; // destroyed: its tasks are settled already
+    this.#watchNewThreads(pool);
+    if (this.#ready.has(thread)) return; // it crashed while running: tinypool failed its task
+    if (typeof error === 'object' && error !== null) this.#startErrors.add(error);
+    const threads = pool.threads;
+    const queue = pool.options.taskQueue as StartQueue;
+    // Queued tasks beyond the threads still starting have none left that will take them (the
+    // oldest first: the first thread to be ready would have taken it).
+    let stranded = queue.size - threads.filter((other) => !this.#ready.has(other)).length;
+    for (; stranded > 0; stranded--) {
+      const task = queue.shift() as Task;
+      this.#takenBack.set(task[kQueueOptions] as JobRecord, new ThreadStartError(error));
+      task.cancel();
+    }
+    if (threads.length === 0) {
+      // An empty pool that no longer keeps `minThreads` or replaces crashed threads: the next
+      // job gets a new one, which tries to start threads again.
+      this.#pool = undefined;
+      pool.destroy().catch(this.#onPoolError);
     }
   }
 
