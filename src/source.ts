@@ -123,8 +123,13 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
-/** Past this many sampled entries, compact when most have left the source. */
-const SAMPLES_COMPACT = 4096;
+/**
+ * Past this many sampled entries, compact when most have left the source: entries that left
+ * (started, settled, cancelled) still hold their jobs' data and results. Amortised O(1) like the
+ * due jobs' compaction (see `internal/due-jobs.ts`); small, so what is kept stays bounded by the
+ * waiting jobs.
+ */
+const SAMPLES_COMPACT = 64;
 
 function isWaiting(job: JobRecord): boolean {
   return job.state < State.Running;
@@ -308,8 +313,22 @@ export abstract class Source<T = unknown, R = unknown> {
     }
     this.core.waiting--;
     if (job.dueAt !== UNTIMED) this.timed--;
+    this.#forget(job);
     this.#lengthDropped();
     this.core.retireIfDrained(this as Source);
+  }
+
+  /** Lets go of a cancelled job wherever the stats still point at it, so its data can be freed. */
+  #forget(job: JobRecord): void {
+    if (job === this.#firstIntoEmpty) this.#firstIntoEmpty = undefined;
+    const samples = this.#samples;
+    if (samples === undefined) return;
+    if (this.length === 0) {
+      this.#samples = undefined;
+      return;
+    }
+    this.pruneSamples();
+    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
   }
 
   /** @internal Whether `add` would accept `count` more jobs now; throws or returns the error. */
