@@ -240,6 +240,7 @@ export abstract class Source<T = unknown, R = unknown> {
     this.core.delayed -= delayed.length;
     this.timed = 0;
     this.#samples = undefined;
+    this.#firstIntoEmpty = undefined;
     for (const job of delayed) jobs.push(job);
     const held = this.#held;
     if (held !== undefined) {
@@ -295,6 +296,7 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Takes the next due job for a start at `now`; the dispatcher has checked eligibility. */
   take(now: number): JobRecord<T, R> {
     const job = this.due.shift() as JobRecord<T, R>;
+    if (job === this.#firstIntoEmpty) this.#firstIntoEmpty = undefined; // only its add time is needed now
     this.running++;
     this.core.waiting--;
     if (job.dueAt !== UNTIMED) this.timed--;

@@ -11,7 +11,7 @@ import { setMaxListeners } from 'node:events';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Topic, Worker, type JobHandle, type Queue, type PriorityQueue } from '../src/index.js';
+import { Strategy, Topic, Worker, type Job, type JobHandle, type Queue, type PriorityQueue } from '../src/index.js';
 import { Gate, flushMicrotasks } from './helpers.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -145,6 +145,113 @@ describe('cancelled waiting jobs are not kept alive', () => {
     handles.length = 0;
     controller.abort();
     expect(worker.numPending).toBe(0);
+    expect(await alive(refs)).toBe(0);
+  });
+});
+
+/** Whatever a test must keep alive itself (the workers), so that only qmux's own references count. */
+const keep: unknown[] = [];
+
+afterEach(() => {
+  keep.length = 0;
+});
+
+/**
+ * Runs `count` jobs to the end on a new worker, which the test keeps alive, and returns WeakRefs
+ * to their data and results.
+ */
+async function drainWatched(count: number, kind: Kind, options: { strategy?: Strategy; failFirst?: boolean } = {}): Promise<WeakRef<object>[]> {
+  const refs: WeakRef<object>[] = [];
+  const worker = new Worker<Payload, unknown>(
+    (job: Job<Payload>) => {
+      if (options.failFirst === true && job.attempt === 1) throw new Error('once');
+      const result = { of: job.data.n };
+      refs.push(new WeakRef(result));
+      return result;
+    },
+    { autoRun: false, retry: { attempts: 2, backoff: { type: 'fixed', delay: 0 } }, ...(options.strategy ? { strategy: options.strategy } : {}) },
+  );
+  keep.push(worker);
+  const add = sourceOf(worker, kind);
+  if (options.strategy !== undefined) worker.bindQueue(); // a second source, so the strategy is asked
+  const watched = addWatched(count, add);
+  for (const ref of watched.refs) refs.push(ref);
+  watched.handles.length = 0;
+  worker.start();
+  await worker.waitUntilIdle();
+  expect(worker.numPending).toBe(0);
+  expect(worker.status).toBe('idle');
+  return refs;
+}
+
+describe('a drained source keeps nothing of its last jobs', () => {
+  for (const kind of ['queue', 'priority queue', 'subscription'] as const) {
+    it(`a ${kind} drained after one job frees its data and result, for each of 8 workers (sampled job or not)`, async () => {
+      const refs: WeakRef<object>[] = [];
+      for (let i = 0; i < 8; i++) refs.push(...(await drainWatched(1, kind)));
+      expect(refs.length).toBe(16);
+      expect(await alive(refs)).toBe(0);
+    });
+
+    it(`a ${kind} drained after 100 jobs frees every job's data and result`, async () => {
+      const refs = await drainWatched(100, kind);
+      expect(refs.length).toBe(200);
+      expect(await alive(refs)).toBe(0);
+    });
+  }
+
+  for (const strategy of [Strategy.RoundRobin, Strategy.Weighted, Strategy.MaxLen, Strategy.MinLen, Strategy.Priority]) {
+    it(`with ${strategy.name} over two sources, nothing of the drained jobs stays`, async () => {
+      const refs: WeakRef<object>[] = [];
+      for (let i = 0; i < 8; i++) refs.push(...(await drainWatched(3, 'queue', { strategy })));
+      expect(await alive(refs)).toBe(0);
+    });
+  }
+
+  it('a job retried once and then drained is freed', async () => {
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 8; i++) refs.push(...(await drainWatched(1, 'queue', { failFirst: true })));
+    expect(refs.length).toBe(16);
+    expect(await alive(refs)).toBe(0);
+  });
+
+  it('a worker that stays alive frees each drained job, with a timeout and a signal too', async () => {
+    const refs: WeakRef<object>[] = [];
+    const worker = new Worker<Payload, unknown>((job: Job<Payload>) => {
+      const result = { of: job.data.n };
+      refs.push(new WeakRef(result));
+      return Promise.resolve(result);
+    });
+    const q = worker.bindQueue();
+    const controller = new AbortController();
+    for (let i = 0; i < 8; i++) {
+      const watched = addWatched(1, (data) => q.add(data, i % 2 === 0 ? { timeout: 60_000, signal: controller.signal } : undefined));
+      refs.push(...watched.refs);
+      watched.handles.length = 0;
+      await worker.waitUntilIdle();
+    }
+    expect(refs.length).toBe(16);
+    expect(await alive(refs)).toBe(0);
+  });
+
+  it('a drained source of delayed jobs frees them (virtual time for the delay)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const refs: WeakRef<object>[] = [];
+    const worker = new Worker<Payload, unknown>((job: Job<Payload>) => {
+      const result = { of: job.data.n };
+      refs.push(new WeakRef(result));
+      return result;
+    });
+    const q = worker.bindQueue();
+    for (let i = 0; i < 8; i++) {
+      const watched = addWatched(1, (data) => q.add(data, { delay: 1000 }));
+      refs.push(...watched.refs);
+      watched.handles.length = 0;
+      await vi.advanceTimersByTimeAsync(1000);
+      await worker.waitUntilIdle();
+    }
+    expect(refs.length).toBe(16);
+    vi.useRealTimers();
     expect(await alive(refs)).toBe(0);
   });
 });
