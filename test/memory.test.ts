@@ -31,6 +31,12 @@ async function alive(refs: readonly WeakRef<object>[]): Promise<number> {
   return refs.filter((ref) => ref.deref() !== undefined).length;
 }
 
+/** Heap bytes in use after a full collection. */
+async function heapAfterGc(): Promise<number> {
+  await collect();
+  return process.memoryUsage().heapUsed;
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -253,5 +259,45 @@ describe('a drained source keeps nothing of its last jobs', () => {
     expect(refs.length).toBe(16);
     vi.useRealTimers();
     expect(await alive(refs)).toBe(0);
+  });
+});
+
+describe('a drained priority queue gives its memory back', () => {
+  it('a million jobs through a priority queue retain well under 1 MB once it drains', async () => {
+    const worker = new Worker<number, number>((job) => job.data, { autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    const run = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i++) pq.add(i, i % 10);
+      worker.start();
+      await worker.waitUntilIdle();
+      await worker.stop();
+    };
+    await run(10_000); // warm up
+    const before = await heapAfterGc();
+    await run(1_000_000);
+    const retained = (await heapAfterGc()) - before;
+    expect(retained).toBeLessThan(1024 * 1024);
+  });
+
+  it('a million delayed jobs retain well under 1 MB once they have come due and run', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    const worker = new Worker<number, number>((job) => job.data, { autoRun: false });
+    const q = worker.bindQueue();
+    const options = { delay: 1000 };
+    const run = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i++) q.add(i, options);
+      worker.start();
+      await vi.advanceTimersByTimeAsync(1000);
+      await worker.waitUntilIdle();
+      await worker.stop();
+    };
+    await run(10_000);
+    vi.useRealTimers();
+    const before = await heapAfterGc();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+    await run(1_000_000);
+    vi.useRealTimers();
+    const retained = (await heapAfterGc()) - before;
+    expect(retained).toBeLessThan(1024 * 1024);
   });
 });
