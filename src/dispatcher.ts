@@ -73,6 +73,7 @@ export class Dispatcher {
     this.#reindex(at);
     source.index = -1;
     if (source.rate !== undefined) this.#rateLimited--;
+    source.host.sourceUnbound(source);
   }
 
   /** Unbinds a retiring source once nothing of it waits or runs. */

@@ -61,6 +61,8 @@ export interface SourceHost {
   abortRunning(job: JobRecord, reason: unknown): void;
   /** A job left without running (cancelled, purged). */
   jobCancelled(job: JobRecord): void;
+  /** The source left the list for good (a drained, unsubscribed subscription): its name is free again. */
+  sourceUnbound(source: Source): void;
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);

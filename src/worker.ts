@@ -156,6 +156,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       jobCreated: () => void this.#metrics.counters.added++,
       jobAdded: () => this.#jobAdded(),
       jobCancelled: (job) => this.#jobCancelled(job),
+      sourceUnbound: (source) => void this.#names.delete(source.name),
       abortRunning: (job, reason) => this.#threads?.abort(job, reason),
     };
     this.#slotDone = (slot, ok, value) => {

@@ -262,6 +262,83 @@ describe('a drained source keeps nothing of its last jobs', () => {
   });
 });
 
+/**
+ * Subscribes, publishes twice, feeds the other queue and unsubscribes, in a function of its own so
+ * that the test's suspended frame holds no subscription or handle.
+ */
+function subscribeOnce(worker: Worker<Payload, unknown>, topic: Topic<Payload>, other: Queue<Payload, unknown>): WeakRef<object> {
+  const sub = worker.subscribe(topic);
+  topic.publish({ n: 1 });
+  topic.publish({ n: 2 });
+  other.add({ n: 3 });
+  other.add({ n: 4 });
+  sub.unsubscribe();
+  return new WeakRef(sub);
+}
+
+describe('unsubscribed subscriptions are let go', () => {
+  it('the name is free again once the subscription has left the list, and not before', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker<string, unknown>(gate.handler);
+    const topic = new Topic<string>();
+    const sub = worker.subscribe(topic, { name: 'orders' });
+    topic.publish('m1');
+    await flushMicrotasks();
+    sub.unsubscribe();
+    // m1 still runs: the subscription is still in the list, so is its name.
+    expect(() => worker.subscribe(topic, { name: 'orders' })).toThrow(/already has a source named "orders"/);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    const again = worker.subscribe(topic, { name: 'orders' });
+    expect(again.name).toBe('orders');
+    expect(Object.keys(worker.stats().sources)).toEqual(['orders']);
+    topic.publish('m2');
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['m1', 'm2']);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    // An idle subscription leaves the list at once, and a queue may take its name.
+    again.unsubscribe();
+    expect(worker.bindQueue({ name: 'orders' }).name).toBe('orders');
+  });
+
+  for (const strategy of [Strategy.Priority, Strategy.RoundRobin, Strategy.Weighted, Strategy.MaxLen, Strategy.MinLen]) {
+    it(`under ${strategy.name}, an unsubscribed, drained subscription is collected while its worker and topic live on`, async () => {
+      const worker = new Worker<Payload, unknown>((job) => job.data, { strategy });
+      const topic = new Topic<Payload>();
+      const other = worker.bindQueue({ name: 'other' });
+      const refs: WeakRef<object>[] = [];
+      for (let i = 0; i < 4; i++) {
+        refs.push(subscribeOnce(worker, topic, other));
+        await worker.waitUntilIdle();
+      }
+      expect(topic.subscriberCount).toBe(0);
+      expect(await alive(refs)).toBe(0);
+      expect(Object.keys(worker.stats().sources)).toEqual(['other']);
+    });
+  }
+
+  it('200,000 subscribe / publish / unsubscribe cycles retain well under 2 MB', async () => {
+    const worker = new Worker<number, number>((job) => job.data, { strategy: Strategy.RoundRobin });
+    const topic = new Topic<number>();
+    worker.bindQueue({ name: 'steady' });
+    const cycle = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i++) {
+        const sub = worker.subscribe(topic);
+        topic.publish(i);
+        sub.unsubscribe();
+        if (i % 100 === 99) await worker.waitUntilIdle();
+      }
+      await worker.waitUntilIdle();
+    };
+    await cycle(2000); // warm up the code paths
+    const before = await heapAfterGc();
+    await cycle(200_000);
+    const retained = (await heapAfterGc()) - before;
+    expect(retained).toBeLessThan(2 * 1024 * 1024);
+  });
+});
+
 describe('a drained priority queue gives its memory back', () => {
   it('a million jobs through a priority queue retain well under 1 MB once it drains', async () => {
     const worker = new Worker<number, number>((job) => job.data, { autoRun: false });
