@@ -6,6 +6,7 @@ import { DeadLetterStore, type DeadLetter } from './dead-letters.js';
 import { InvalidStateError, InvariantError, TimeoutError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
+import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
 import { State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
@@ -257,13 +258,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     for (const source of core.list) {
       const age = source.oldestDueAgeMs(perfNow, wallNow);
       if (age !== null && (oldest === null || age > oldest)) oldest = age;
-      sources[source.name] = {
+      setEntry(sources, source.name, {
         waiting: source.length,
         due: source.due.length,
         delayed: source.delayed.length,
         running: source.running,
         oldestDueAgeMs: age,
-      };
+      });
     }
     return {
       name: this.name,
