@@ -356,7 +356,7 @@ describe('a drained priority queue gives its memory back', () => {
     expect(retained).toBeLessThan(1024 * 1024);
   });
 
-  it('a million delayed jobs retain well under 1 MB once they have come due and run', async () => {
+  it('300,000 delayed jobs retain well under 1 MB once they have come due and run (the delayed heap shrinks too)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
     const worker = new Worker<number, number>((job) => job.data, { autoRun: false });
     const q = worker.bindQueue();
@@ -372,7 +372,7 @@ describe('a drained priority queue gives its memory back', () => {
     vi.useRealTimers();
     const before = await heapAfterGc();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-    await run(1_000_000);
+    await run(300_000);
     vi.useRealTimers();
     const retained = (await heapAfterGc()) - before;
     expect(retained).toBeLessThan(1024 * 1024);
