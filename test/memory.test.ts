@@ -69,7 +69,7 @@ function cancelAll(handles: JobHandle<unknown>[]): void {
   handles.length = 0;
 }
 
-type Kind = 'queue' | 'priority queue' | 'delayed jobs' | 'subscription';
+type Kind = 'queue' | 'priority queue' | 'queue with delayed jobs' | 'subscription';
 
 /** A source of `kind` on `worker` and a way to add one job to it. */
 function sourceOf(worker: Worker<Payload, unknown>, kind: Kind): (data: Payload, i: number) => JobHandle<unknown> {
@@ -82,7 +82,7 @@ function sourceOf(worker: Worker<Payload, unknown>, kind: Kind): (data: Payload,
       const pq: PriorityQueue<Payload, unknown> = worker.bindPriorityQueue();
       return (data, i) => pq.add(data, i % 7);
     }
-    case 'delayed jobs': {
+    case 'queue with delayed jobs': {
       const q: Queue<Payload, unknown> = worker.bindQueue();
       const options = { delay: 60_000 };
       return (data, i) => q.add(data, i % 2 === 0 ? options : undefined);
@@ -95,7 +95,7 @@ function sourceOf(worker: Worker<Payload, unknown>, kind: Kind): (data: Payload,
   }
 }
 
-const KINDS: readonly Kind[] = ['queue', 'priority queue', 'delayed jobs', 'subscription'];
+const KINDS: readonly Kind[] = ['queue', 'priority queue', 'queue with delayed jobs', 'subscription'];
 
 describe('cancelled waiting jobs are not kept alive', () => {
   for (const kind of KINDS) {
