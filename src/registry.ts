@@ -1,3 +1,4 @@
+import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
 import type { WorkerStats } from './stats.js';
 import type { Worker, WorkerHealth } from './worker.js';
@@ -84,7 +85,7 @@ export class Registry {
     let status: WorkerHealth['status'] = 'healthy';
     for (const [name, worker] of this.#workers) {
       const health = worker.health();
-      workers[name] = health;
+      setEntry(workers, name, health);
       if (RANK[health.status] > RANK[status]) status = health.status;
     }
     return { status, workers };
@@ -93,7 +94,7 @@ export class Registry {
   /** Every worker's `stats()`, by name. */
   stats(): RegistryStats {
     const workers: Record<string, WorkerStats> = {};
-    for (const [name, worker] of this.#workers) workers[name] = worker.stats();
+    for (const [name, worker] of this.#workers) setEntry(workers, name, worker.stats());
     return { workers };
   }
 

@@ -125,8 +125,13 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
-/** Past this many sampled entries, compact when most have left the source. */
-const SAMPLES_COMPACT = 4096;
+/**
+ * Past this many sampled entries, compact when most have left the source: entries that left
+ * (started, settled, cancelled) still hold their jobs' data and results. Amortised O(1) like the
+ * due jobs' compaction (see `internal/due-jobs.ts`); small, so what is kept stays bounded by the
+ * waiting jobs.
+ */
+const SAMPLES_COMPACT = 64;
 
 function isWaiting(job: JobRecord): boolean {
   return job.state < State.Running;
@@ -179,7 +184,8 @@ export abstract class Source<T = unknown, R = unknown> {
    * carries its add time in `job.value`, a field that holds nothing until the job settles.
    */
   #samples: ChunkedQueue<JobRecord> | undefined = undefined;
-  #firstIntoEmpty: JobRecord | undefined = undefined;
+  /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
+  firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
   /** @internal Redriven jobs waiting for their predecessor's handler to settle (see `Core.hold`). */
   held: Set<JobRecord> | undefined = undefined;
@@ -292,7 +298,7 @@ export abstract class Source<T = unknown, R = unknown> {
    */
   noteAdd(job: JobRecord, now: number, wasEmpty: boolean): void {
     if (wasEmpty) {
-      this.#firstIntoEmpty = job;
+      this.firstIntoEmpty = job;
       this.#firstIntoEmptyAt = now;
     }
     if ((job.seq & SAMPLE_MASK) !== 0) return;
@@ -326,7 +332,7 @@ export abstract class Source<T = unknown, R = unknown> {
     let age = -1;
     const ageOf = (job: JobRecord, addedAt: number): number =>
       job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt;
-    const first = this.#firstIntoEmpty;
+    const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
     const samples = this.#samples;
     if (samples !== undefined) {
@@ -344,6 +350,28 @@ export abstract class Source<T = unknown, R = unknown> {
     // No timed job among the waiting ones: they all came after the source last left empty.
     if (age < 0) age = now - this.#firstIntoEmptyAt;
     return Math.round(age * 1000) / 1000;
+  }
+
+  /**
+   * @internal Lets go of a job that left without starting wherever the stats still point at it,
+   * so its data can be freed.
+   */
+  forget(job: JobRecord): void {
+    if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
+    const samples = this.#samples;
+    if (samples === undefined) return;
+    if (this.length === 0) {
+      this.#samples = undefined;
+      return;
+    }
+    this.pruneSamples();
+    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
+  }
+
+  /** @internal Lets go of every waiting job the stats point at (a purge). */
+  forgetWaiting(): void {
+    this.#samples = undefined;
+    this.firstIntoEmpty = undefined;
   }
 
   /** @internal Resolves the `onSizeLessThan` waiters that now have room. */

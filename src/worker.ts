@@ -10,6 +10,7 @@ import { TimeoutError, type InvariantError } from './errors.js';
 import type { TrackedJob, WorkerEvents } from './events.js';
 import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
+import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
 import { abortSignalOf, deliverOutcome, followSignal, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
 import type { ParsedAddOptions } from './add-options.js';
@@ -224,13 +225,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     for (const source of core.list) {
       const age = source.oldestDueAgeMs(now);
       if (age !== null && (oldest === null || age > oldest)) oldest = age;
-      sources[source.name] = {
+      setEntry(sources, source.name, {
         waiting: source.length,
         due: source.due.length,
         delayed: source.delayed.length,
         running: source.running,
         oldestDueAgeMs: age,
-      };
+      });
     }
     return {
       name: this.name,

@@ -101,6 +101,19 @@ describe('GET /health', () => {
     expect(reply.body.workers.b.workerStatus).toBe('initiated');
   });
 
+  it('lists a worker named "__proto__" in the body, and its own route answers', async () => {
+    await serveWorkers(new Worker(() => undefined, { name: '__proto__' }), new Worker(() => undefined, { name: 'b' }));
+    const reply = await call('GET', '/health');
+    expect(reply.status).toBe(200);
+    // JSON.parse makes "__proto__" an own key, as it is in the text.
+    expect(Object.keys(reply.body.workers)).toEqual(['__proto__', 'b']);
+    expect(Object.getOwnPropertyDescriptor(reply.body.workers, '__proto__')?.value).toMatchObject({ status: 'healthy' });
+    const one = await call('GET', '/workers/__proto__');
+    expect(one.status).toBe(200);
+    expect(one.body.name).toBe('__proto__');
+    expect(one.body.stats.name).toBe('__proto__');
+  });
+
   it('200 for an empty registry', async () => {
     await serveWorkers();
     const reply = await call('GET', '/health');

@@ -127,6 +127,19 @@ describe('health()', () => {
     expect(health.workers.b?.status).toBe('healthy');
   });
 
+  it('lists a worker named "__proto__" like any other, and counts it in the worst status', async () => {
+    const registry = new Registry();
+    registry.add(haltedWorker('__proto__'));
+    registry.add(makeWorker('b'));
+    await flushMicrotasks();
+    const health = registry.health();
+    expect(health.status).toBe('halted');
+    expect(Object.keys(health.workers)).toEqual(['__proto__', 'b']);
+    expect(Object.getOwnPropertyDescriptor(health.workers, '__proto__')?.value).toMatchObject({ status: 'halted' });
+    expect(Object.getPrototypeOf(health.workers)).toBe(Object.prototype);
+    expect(Object.keys(JSON.parse(JSON.stringify(health.workers)) as object)).toEqual(['__proto__', 'b']);
+  });
+
   it('is the worst of the workers: one halted worker makes it halted', async () => {
     const registry = new Registry();
     registry.add(makeWorker('fine'));

@@ -194,6 +194,21 @@ describe('per-source numbers', () => {
   });
 });
 
+describe('sources named like Object.prototype members', () => {
+  it('a source named "__proto__" is listed in stats().sources like any other, for Object.keys and JSON', async () => {
+    const worker = new Worker(() => undefined, { autoRun: false });
+    worker.bindQueue({ name: 'first' }).add('a');
+    worker.bindQueue({ name: '__proto__' }).add('b');
+    worker.bindQueue({ name: 'constructor' });
+    const { sources } = worker.stats();
+    expect(Object.keys(sources)).toEqual(['first', '__proto__', 'constructor']);
+    expect(Object.getOwnPropertyDescriptor(sources, '__proto__')?.value).toMatchObject({ waiting: 1, due: 1 });
+    // Still a plain object with Object.prototype: nothing else about it changes.
+    expect(Object.getPrototypeOf(sources)).toBe(Object.prototype);
+    expect(Object.keys(JSON.parse(JSON.stringify(sources)) as object)).toEqual(['first', '__proto__', 'constructor']);
+  });
+});
+
 describe('oldestDueAgeMs', () => {
   it('is null for an empty source and grows with time for a source stuck behind its rate limit', async () => {
     const worker = new Worker(() => undefined, { concurrency: 4 });
@@ -319,5 +334,15 @@ describe('Registry.stats()', () => {
     expect(stats.workers.thumbs?.status).toBe('initiated');
     expect(stats.workers.thumbs?.sources.images).toMatchObject({ waiting: 1, due: 1 });
     expect(new Registry().stats()).toEqual({ workers: {} });
+  });
+
+  it('lists a worker named "__proto__" like any other', () => {
+    const registry = new Registry();
+    registry.add(new Worker(() => undefined, { name: '__proto__', autoRun: false }));
+    registry.add(new Worker(() => undefined, { name: 'b', autoRun: false }));
+    const { workers } = registry.stats();
+    expect(Object.keys(workers)).toEqual(['__proto__', 'b']);
+    expect(Object.getOwnPropertyDescriptor(workers, '__proto__')?.value).toMatchObject({ name: '__proto__', status: 'initiated' });
+    expect(Object.getPrototypeOf(workers)).toBe(Object.prototype);
   });
 });

@@ -286,6 +286,25 @@ describe('Strategy.RoundRobin', () => {
     await worker.waitUntilIdle();
     expect(gate.order).toEqual(['a0', 's0', 'c0', 'a1', 'b0', 'c1', 'b1']);
   });
+
+  it('a source served while bound alone that has left the list since passes the turn to the one ranked after its place', async () => {
+    const topic = new Topic<string>();
+    const order: string[] = [];
+    const worker = new Worker((job: Job<string>) => void order.push(job.data), { strategy: Strategy.RoundRobin, concurrency: 1 });
+    const sub = worker.subscribe(topic, { name: 'S', priority: 3 });
+    topic.publish('s0'); // runs without asking the picker: S is alone
+    sub.unsubscribe();
+    await worker.waitUntilIdle(); // S has left the list
+    const a = worker.bindQueue({ name: 'A', priority: 1 });
+    const c = worker.bindQueue({ name: 'C', priority: 5 });
+    for (let i = 0; i < 2; i++) {
+      a.add(`a${i}`);
+      c.add(`c${i}`);
+    }
+    await worker.waitUntilIdle();
+    // The picker hears that S was served last: C, ranked after S's place, has the next turn.
+    expect(order).toEqual(['s0', 'c0', 'a0', 'c1', 'a1']);
+  });
 });
 
 describe('Strategy.MaxLen and Strategy.MinLen', () => {

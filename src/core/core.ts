@@ -247,6 +247,7 @@ export class Core {
         `job ${job.id} of source "${source.name}" was taken while ${job.status}${job.inFlight ? ' and in flight' : ''}`,
       );
     }
+    if (job === source.firstIntoEmpty) source.firstIntoEmpty = undefined; // only its add time is needed now
     source.running++;
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
@@ -429,6 +430,7 @@ export class Core {
       this.waiting--;
       if (job.dueAt !== UNTIMED) source.timed--;
       if (job.ext?.timeout !== undefined) this.#timedOutable--;
+      source.forget(job);
       this.#shrunk(source);
     }
     this.counters.cancelled++;
@@ -446,6 +448,7 @@ export class Core {
     this.waiting -= jobs.length + delayed.length;
     this.delayed -= delayed.length;
     source.timed = 0;
+    source.forgetWaiting();
     for (const job of delayed) jobs.push(job);
     for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
     const held = source.held;

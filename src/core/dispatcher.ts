@@ -55,7 +55,6 @@ export class Dispatcher {
     this.#reindex(at);
     source.index = -1;
     if (source.rate !== undefined) this.rateLimited--;
-    if (this.#servedUnasked === source) this.#servedUnasked = undefined;
   }
 
   /**

@@ -4,8 +4,10 @@ import { ChunkedQueue } from './chunked-queue.js';
 
 /**
  * The due jobs of one source, in the order they should start. Cancelled jobs are left in place
- * (a tombstone) and skipped when reached, so cancelling costs O(1); once tombstones outnumber live
- * jobs the container is compacted so they cannot pile up.
+ * (a tombstone) and skipped when reached, so cancelling costs O(1). A tombstone still holds its
+ * job's data, so they must not pile up: the container is emptied when its last live job leaves,
+ * and compacted once tombstones outnumber live jobs (see {@link COMPACT_MIN}). What it holds is
+ * then bounded by its live jobs, whatever was cancelled.
  *
  * @internal
  */
@@ -26,7 +28,13 @@ export interface DueJobs {
   drain(): JobRecord[];
 }
 
-const COMPACT_MIN = 1024;
+/**
+ * Fewest tombstones worth a compaction. A compaction costs O(live + dead) = O(dead), since it
+ * runs only when dead > live, and the dead count starts again from zero after it: each cancel
+ * pays O(1) amortised whatever this number is. It only spares tiny containers a pass for a few
+ * tombstones; at most this many (or as many as there are live jobs) wait for the next pass.
+ */
+const COMPACT_MIN = 16;
 
 /** Due-time order, then add order. */
 export function earlierDue(a: JobRecord, b: JobRecord): boolean {
@@ -79,7 +87,7 @@ export class FifoDueJobs implements DueJobs {
           ? this.#fresh.shift()
           : this.#promoted.shift();
       if ((job as JobRecord).state !== State.Cancelled) {
-        this.#live--;
+        if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
         return job;
       }
       this.#dead--;
@@ -105,7 +113,9 @@ export class FifoDueJobs implements DueJobs {
 
   markRemoved(): void {
     this.#live--;
-    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
+    this.#dead++;
+    if (this.#live === 0) this.#clear();
+    else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
       this.#fresh.filterInPlace(isLive);
       this.#promoted.filterInPlace(isLive);
       this.#dead = 0;
@@ -117,17 +127,23 @@ export class FifoDueJobs implements DueJobs {
     for (const queue of [this.#fresh, this.#promoted]) {
       for (let job = queue.shift(); job !== undefined; job = queue.shift()) if (isLive(job)) jobs.push(job);
     }
+    this.#clear();
+    return jobs;
+  }
+
+  /** Drops everything held: only tombstones (or nothing) are left. */
+  #clear(): void {
     this.#fresh.clear();
     this.#promoted.clear();
     this.#live = 0;
     this.#dead = 0;
-    return jobs;
   }
 }
 
 /**
  * A heap of jobs with tombstones: cancelled jobs stay in the heap, are counted as dead and are
- * dropped when they reach the top, and the heap is rebuilt once the dead outnumber the live.
+ * dropped when they reach the top; the heap is emptied when its last live job leaves and rebuilt
+ * once the dead outnumber the live (as in {@link FifoDueJobs}).
  *
  * @internal
  */
@@ -165,14 +181,16 @@ class TombstoneHeap {
     const top = this.peek();
     if (top !== undefined) {
       this.#heap.pop();
-      this.#live--;
+      if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
     }
     return top;
   }
 
   markRemoved(): void {
     this.#live--;
-    if (++this.#dead > COMPACT_MIN && this.#dead > this.#live) {
+    this.#dead++;
+    if (this.#live === 0) this.#clear();
+    else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
       this.#heap.filterInPlace(isLive);
       this.#dead = 0;
     }
@@ -180,10 +198,14 @@ class TombstoneHeap {
 
   drain(): JobRecord[] {
     const jobs = this.#heap.values().filter(isLive);
+    this.#clear();
+    return jobs;
+  }
+
+  #clear(): void {
     this.#heap.clear();
     this.#live = 0;
     this.#dead = 0;
-    return jobs;
   }
 }
 

@@ -1,20 +1,20 @@
-import { sourceOfView } from '../source.js';
+import { bindOrderOf } from './bind-order.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
-/** Whether `view` comes after `than` in list order: priority number (unranked last), then bind order. */
-function ranksAfter(view: SourceView, than: SourceView): boolean {
-  const mine = view.priority ?? Infinity;
-  const theirs = than.priority ?? Infinity;
-  if (mine !== theirs) return mine > theirs;
-  return (sourceOfView(view)?.bindOrder ?? 0) > (sourceOfView(than)?.bindOrder ?? 0);
-}
-
 class RoundRobinPicker implements Picker {
-  /** The source served last. */
-  #last: SourceView | undefined = undefined;
+  /**
+   * Where the source served last stood: its index then, and its place in list order (priority
+   * number, unranked last, then bind order). Not the view itself: that would keep a subscription
+   * alive after it has left the list, with everything it holds.
+   */
+  #served = false;
+  /** -1 when it had left the list already when we heard of it (see `Picker.served`). */
+  #lastIndex = -1;
+  #lastPriority = Infinity;
+  #lastOrder = 0;
 
   served(view: SourceView): void {
-    this.#last = view;
+    this.#remember(view);
   }
 
   pick(list: readonly SourceView[]): SourceView {
@@ -23,23 +23,36 @@ class RoundRobinPicker implements Picker {
     // If that source has left the list, the turn goes to the first source ranked after the place
     // it held, even if sources were bound or unbound around it meanwhile.
     let start = 0;
-    const last = this.#last;
-    if (last !== undefined) {
-      const at = list[last.index] === last ? last.index : list.indexOf(last);
-      if (at >= 0) start = at + 1;
+    if (this.#served) {
+      const there = this.#lastIndex < 0 ? undefined : list[this.#lastIndex];
+      if (there !== undefined && bindOrderOf(there) === this.#lastOrder) start = this.#lastIndex + 1;
       else {
-        start = list.findIndex((view) => ranksAfter(view, last));
+        start = list.findIndex((view) => this.#ranksAfterLast(view));
         if (start < 0) start = 0;
       }
     }
     for (let k = 0; k < n; k++) {
       const view = list[(start + k) % n] as SourceView;
       if (view.eligible) {
-        this.#last = view;
+        this.#remember(view);
         return view;
       }
     }
     return undefined as never; // unreachable: pick is called only when an entry is eligible
+  }
+
+  #remember(view: SourceView): void {
+    this.#served = true;
+    this.#lastIndex = view.index;
+    this.#lastPriority = view.priority ?? Infinity;
+    this.#lastOrder = bindOrderOf(view);
+  }
+
+  /** Whether `view` comes after the last-served source in list order. */
+  #ranksAfterLast(view: SourceView): boolean {
+    const priority = view.priority ?? Infinity;
+    if (priority !== this.#lastPriority) return priority > this.#lastPriority;
+    return bindOrderOf(view) > this.#lastOrder;
   }
 }
 

@@ -1,3 +1,4 @@
+import { bindOrderOf } from './bind-order.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
 /**
@@ -7,8 +8,11 @@ import type { Picker, SourceView, Strategy } from './strategy.js';
  * while comes back with the credit it left with: no burst.
  */
 class WeightedPicker implements Picker {
-  /** Sources as last seen, and their credits at the same positions. */
-  #views: SourceView[] = [];
+  /**
+   * The bind orders of the sources as last seen (see `bindOrderOf`: not the views, which would
+   * keep a source that left the list alive), and their credits at the same positions.
+   */
+  #orders: number[] = [];
   #credits: number[] = [];
 
   pick(list: readonly SourceView[]): SourceView {
@@ -36,14 +40,14 @@ class WeightedPicker implements Picker {
 
   /** Keeps credits attached to their sources when the list changes (a bind or an unsubscribe). */
   #sync(list: readonly SourceView[]): void {
-    const views = this.#views;
-    let same = views.length === list.length;
-    for (let i = 0; same && i < list.length; i++) same = views[i] === list[i];
+    const orders = this.#orders;
+    let same = orders.length === list.length;
+    for (let i = 0; same && i < list.length; i++) same = orders[i] === bindOrderOf(list[i] as SourceView);
     if (same) return;
-    const old = new Map<SourceView, number>();
-    for (let i = 0; i < views.length; i++) old.set(views[i] as SourceView, this.#credits[i] as number);
-    this.#views = list.slice();
-    this.#credits = list.map((view) => old.get(view) ?? 0);
+    const old = new Map<number, number>();
+    for (let i = 0; i < orders.length; i++) old.set(orders[i] as number, this.#credits[i] as number);
+    this.#orders = list.map(bindOrderOf);
+    this.#credits = this.#orders.map((order) => old.get(order) ?? 0);
   }
 }
 
