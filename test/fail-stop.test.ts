@@ -369,6 +369,27 @@ describe('recovery', () => {
     expect(idle).toBe(true);
   });
 
+  it("a 'halted' listener that restarts a worker whose strategy keeps throwing never starves the event loop", async () => {
+    const { worker, switchable, main } = setup();
+    switchable.mode = 'throws';
+    let halts = 0;
+    let haltsWhenTimerRan = -1;
+    worker.on('halted', () => {
+      halts++;
+      if (halts < 50) worker.start(); // the README's recovery, with the cause not fixed
+    });
+    setTimeout(() => (haltsWhenTimerRan = halts), 0);
+    main.add('a');
+    await vi.advanceTimersByTimeAsync(0);
+    // Halt, start, pass must not loop in microtasks: the timer gets its turn after a few recoveries.
+    expect(haltsWhenTimerRan).toBeGreaterThanOrEqual(1);
+    expect(haltsWhenTimerRan).toBeLessThan(10);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(halts).toBe(50);
+    expect(worker.status).toBe('halted');
+    expect(worker.numPending).toBe(1);
+  });
+
   it('the built-in strategies never halt the worker on the same workload', async () => {
     for (const strategy of Object.values(Strategy)) {
       const worker = new Worker<string, void>(() => {}, { strategy });
