@@ -98,7 +98,7 @@ function captureResolvers(resolve: (value: never) => void, reject: (error: unkno
 }
 
 /** A job's result promise and its resolvers, made when someone first asks for them. @internal */
-class Outcome<R> {
+class ResultPromise<R> {
   readonly promise: Promise<R>;
   readonly resolve: (value: R) => void;
   readonly reject: (error: unknown) => void;
@@ -203,7 +203,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   readonly priority: number;
   /**
    * `state` (bits 0-2), `inFlight` (bit 3) and `attempts` (the rest) packed in one small
-   * integer: three fields in one slot keep a queued job 16 bytes smaller.
+   * integer: three fields in one property keep a queued job 16 bytes smaller.
    */
   #bits: number;
   /**
@@ -213,7 +213,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    */
   value: unknown = undefined;
   /** The result promise, once someone asked for it. */
-  promised: Outcome<unknown> | undefined = undefined;
+  promised: ResultPromise<unknown> | undefined = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
 
@@ -254,7 +254,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   get status(): JobStatus {
-    // Due once its time has passed, even before the worker next looks (every slot may be busy).
+    // Due once its time has passed, even before the worker next looks (every slot may be in use).
     if (this.state === State.Delayed && this.dueAt <= this.home.host.clock.now()) return 'waiting';
     return STATUS[this.state] as JobStatus;
   }
@@ -306,11 +306,11 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   /** The promise pair of this job, made on first use. */
-  outcome(): Outcome<unknown> {
+  outcome(): ResultPromise<unknown> {
     if (this.promised === undefined) {
       const state = this.state;
       if (state === State.Cancelled && this.value instanceof CancelReason) this.value = new CancelledError(this.value.reason);
-      this.promised = new Outcome(state >= State.Succeeded ? { ok: state === State.Succeeded, value: this.value } : undefined);
+      this.promised = new ResultPromise(state >= State.Succeeded ? { ok: state === State.Succeeded, value: this.value } : undefined);
     }
     return this.promised;
   }

@@ -37,14 +37,14 @@ interface Waiter {
 }
 
 /**
- * Holds the promise callbacks of one running job. Slots are reused, so a job that returns a
- * promise costs no closure of its own.
+ * Awaits the promise of one running job's handler: holds the callbacks given to its `then`.
+ * Awaiters are reused, so a job that returns a promise costs no closure of its own.
  */
-class Slot {
+class Awaiter {
   job: JobRecord | undefined = undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
-  constructor(done: (slot: Slot, ok: boolean, value: unknown) => void) {
+  constructor(done: (awaiter: Awaiter, ok: boolean, value: unknown) => void) {
     this.resolve = (value) => done(this, true, value);
     this.reject = (error) => done(this, false, error);
   }
@@ -72,8 +72,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #clock: Clock = monotonicClock;
   readonly #handler: Handler<T, R>;
   readonly #host: SourceHost;
-  readonly #freeSlots: Slot[] = [];
-  readonly #slotDone: (slot: Slot, ok: boolean, value: unknown) => void;
+  readonly #freeAwaiters: Awaiter[] = [];
+  readonly #awaited: (awaiter: Awaiter, ok: boolean, value: unknown) => void;
   readonly #passTask: () => void;
   readonly #onTimer: () => void;
   readonly #retry: RetryOptions | undefined;
@@ -82,8 +82,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #threads: ThreadPool | undefined = undefined;
   /** Recent thread crashes, for `degraded`. */
   readonly #crashes = new CrashWindow();
-  /** Every slot made so far; the busy ones hold the jobs whose handlers returned a promise. */
-  readonly #slots: Slot[] = [];
+  /** Every awaiter made so far; the busy ones hold the jobs whose handlers returned a promise. */
+  readonly #awaiters: Awaiter[] = [];
   #bindCount = 0;
   #passScheduled = false;
   /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
@@ -140,12 +140,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         this.#settle();
       },
     };
-    this.#slotDone = (slot, ok, value) => {
-      const job = slot.job;
-      // Only a native promise's own reactions reach a slot, once each; this guards its reuse all the same.
+    this.#awaited = (awaiter, ok, value) => {
+      const job = awaiter.job;
+      // Only a native promise's own reactions reach an awaiter, once each; this guards its reuse all the same.
       if (job === undefined) return;
-      slot.job = undefined;
-      this.#freeSlots.push(slot);
+      awaiter.job = undefined;
+      this.#freeAwaiters.push(awaiter);
       this.#finish(job, ok, value);
     };
     this.#passTask = () => this.#pass();
@@ -175,7 +175,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Slots in use: running jobs, including cancelled ones whose handler has not returned yet. */
   get numProcessing(): number {
-    return this.#core.inFlight;
+    return this.#core.slotsInUse;
   }
 
   /**
@@ -237,7 +237,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       name: this.name,
       status: this.status,
       concurrency: core.concurrency,
-      running: core.inFlight,
+      running: core.slotsInUse,
       waiting: core.waiting,
       delayed: core.delayed,
       counters: { ...core.counters },
@@ -334,7 +334,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   stop(): Promise<void> {
     const core = this.#core;
-    if (core.phase === Phase.Stopped && core.inFlight === 0) return Promise.resolve();
+    if (core.phase === Phase.Stopped && core.slotsInUse === 0) return Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
     core.call('stop');
     this.#settle();
@@ -355,7 +355,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   waitUntilIdle(): Promise<void> {
     const core = this.#core;
     if (core.phase === Phase.Halted) return Promise.reject(core.haltError);
-    if (core.inFlight === 0 && core.waiting === 0) return Promise.resolve();
+    if (core.slotsInUse === 0 && core.waiting === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
   }
 
@@ -381,8 +381,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   cancelRunning(reason: unknown): number {
     let cancelled = 0;
-    for (const slot of this.#slots) {
-      const job = slot.job;
+    for (const awaiter of this.#awaiters) {
+      const job = awaiter.job;
       if (job !== undefined && this.#cancel(job, reason)) cancelled++;
     }
     return cancelled;
@@ -588,10 +588,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
           // Exactly what `await result` does: Promise.resolve keeps a plain native promise and
           // adopts anything else (a subclass, a hand-written thenable) into one, and the native
           // then ignores any `then` of its own. A native promise settles once, so the callbacks
-          // of a reused slot are called at most once, whatever the handler returned.
-          const slot = this.#freeSlots.pop() ?? this.#newSlot();
-          slot.job = job;
-          nativeThen.call(Promise.resolve(result), slot.resolve, slot.reject);
+          // of a reused awaiter are called at most once, whatever the handler returned.
+          const awaiter = this.#freeAwaiters.pop() ?? this.#newAwaiter();
+          awaiter.job = job;
+          nativeThen.call(Promise.resolve(result), awaiter.resolve, awaiter.reject);
           return;
         }
       }
@@ -602,10 +602,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#finish(job, true, result);
   }
 
-  #newSlot(): Slot {
-    const slot = new Slot(this.#slotDone);
-    this.#slots.push(slot);
-    return slot;
+  #newAwaiter(): Awaiter {
+    const awaiter = new Awaiter(this.#awaited);
+    this.#awaiters.push(awaiter);
+    return awaiter;
   }
 
   /**
@@ -778,7 +778,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
   #afterChange(): void {
     const core = this.#core;
-    if (core.inFlight !== 0) return;
+    if (core.slotsInUse !== 0) return;
     if (core.phase === Phase.Stopped && this.#stopWaiters.length > 0) {
       const waiters = this.#stopWaiters;
       this.#stopWaiters = [];
@@ -792,7 +792,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#busy = false;
       this.#emitState('idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
-      if (core.inFlight !== 0 || core.waiting !== 0) return;
+      if (core.slotsInUse !== 0 || core.waiting !== 0) return;
     }
     if (this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;

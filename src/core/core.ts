@@ -54,7 +54,7 @@ export class Core {
   /** The worker's slot count. */
   concurrency: number;
   /** Slots in use: attempts whose handler has not settled, cancelled or timed-out ones included. */
-  inFlight = 0;
+  slotsInUse = 0;
   /** Waiting jobs over every source, due or delayed (and held redrives). */
   waiting = 0;
   /** Delayed jobs over every source. */
@@ -79,7 +79,7 @@ export class Core {
   }
 
   get status(): WorkerStatus {
-    return statusOf(this.#phase, this.inFlight, this.waiting);
+    return statusOf(this.#phase, this.slotsInUse, this.waiting);
   }
 
   /** Every bound source in list order. */
@@ -118,7 +118,7 @@ export class Core {
 
   /** Applies a lifecycle call (SPEC 2's table); returns whether it did anything. Throws `InvalidStateError`. */
   call(call: LifecycleCall): boolean {
-    const next = nextPhase(call, this.#phase, this.inFlight, this.waiting);
+    const next = nextPhase(call, this.#phase, this.slotsInUse, this.waiting);
     if (next === undefined) return false;
     this.#phase = next;
     if (call === 'start' || call === 'stop') this.haltError = undefined;
@@ -234,12 +234,12 @@ export class Core {
    * eligible.
    */
   next(now: number): JobRecord | undefined {
-    if (this.#phase !== Phase.Started || this.inFlight >= this.concurrency) return undefined;
+    if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     const source = this.dispatcher.choose(now);
     if (source === undefined) return undefined;
     // The strategy is user code: it may have paused or stopped the worker, or lowered the
     // concurrency, and then this start must not happen.
-    if (this.#phase !== Phase.Started || this.inFlight >= this.concurrency) return undefined;
+    if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     const job = source.due.shift() as JobRecord;
     if (job.state !== State.Waiting || job.inFlight) {
       throw new InvariantError(
@@ -255,7 +255,7 @@ export class Core {
     job.state = State.Running;
     job.inFlight = true;
     job.beginAttempt();
-    this.inFlight++;
+    this.slotsInUse++;
     this.counters.started++;
     const own = job.ext?.timeout;
     if (own !== undefined) this.#timedOutable--;
@@ -378,11 +378,11 @@ export class Core {
     job.inFlight = false;
     const source = job.home;
     source.running--;
-    this.inFlight--;
-    if (this.inFlight < 0 || source.running < 0) {
+    this.slotsInUse--;
+    if (this.slotsInUse < 0 || source.running < 0) {
       throw new InvariantError(
         'slots-never-negative',
-        `slots in use went negative (worker ${this.inFlight}, source "${source.name}" ${source.running})`,
+        `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
       );
     }
     const successor = job.ext?.successor;

@@ -13,15 +13,15 @@ export interface ThreadTask {
   id: string;
   attempt: number;
   source: string;
-  /** The pool slot of this task: where to say which thread runs it (see `ThreadPool.abort`). */
-  slot: number;
+  /** The abort-table cell of this task: where to say which thread runs it (see `ThreadPool.abort`). */
+  cell: number;
 }
 
-/** Shared with the main thread: per slot, the id of the thread running it, then an abort flag. @internal */
+/** Shared with the main thread: per cell, the id of the thread running its task, then per cell an abort flag. @internal */
 export interface ThreadWorkerData {
   handler: string;
   shared: Int32Array;
-  slots: number;
+  cells: number;
 }
 
 /** The second argument of a thread handler. */
@@ -83,10 +83,10 @@ async function importHandler(href: string): Promise<{ default?: unknown }> {
 
 export default async function runTask(task: ThreadTask): Promise<unknown> {
   if (workerData !== undefined) {
-    // Say which thread runs this slot, then check whether it was aborted before it got here: the
+    // Say which thread runs this cell's task, then check whether it was aborted before it got here: the
     // main thread sets the flag, then reads the id, so one side always sees the other.
-    Atomics.store(workerData.shared, task.slot, threadId);
-    if (Atomics.load(workerData.shared, workerData.slots + task.slot) !== 0) {
+    Atomics.store(workerData.shared, task.cell, threadId);
+    if (Atomics.load(workerData.shared, workerData.cells + task.cell) !== 0) {
       throw new Error('qmux: the job was aborted before its thread started it');
     }
   }

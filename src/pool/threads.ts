@@ -61,12 +61,12 @@ export function isThreadCrash(error: unknown): boolean {
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
 
-/** The most threads one worker may have (the shared abort table has this many slots). */
+/** The most threads one worker may have (the shared abort table has this many cells). */
 export const MAX_THREADS = 1024;
 
 /**
  * A threads worker's concurrency is its number of threads: an integer from 1 to {@link MAX_THREADS}.
- * (`Infinity` threads means nothing, and more than the slot table holds would overrun it.)
+ * (`Infinity` threads means nothing, and more than the abort table holds would overrun it.)
  *
  * @internal
  */
@@ -173,11 +173,11 @@ export class ThreadPool {
   readonly #startErrors = new WeakSet<object>();
   /** Jobs whose task we took back out of tinypool's queue and cancelled, with the error they fail with. */
   readonly #takenBack = new Map<JobRecord, unknown>();
-  /** Per slot, the id of the thread running it (0 until it starts), then per slot an abort flag. */
+  /** Per cell, the id of the thread running its task (0 until it starts), then per cell an abort flag. */
   readonly #shared = new Int32Array(new SharedArrayBuffer(2 * MAX_THREADS * Int32Array.BYTES_PER_ELEMENT));
-  readonly #slotOf = new Map<JobRecord, number>();
-  readonly #freeSlots: number[] = [];
-  #nextSlot = 0;
+  readonly #cellOf = new Map<JobRecord, number>();
+  readonly #freeCells: number[] = [];
+  #nextCell = 0;
 
   constructor(handlerHref: string, maxThreads: number, options: ThreadPoolOptions, onPoolError: (error: unknown) => void) {
     this.#handlerHref = handlerHref;
@@ -191,15 +191,15 @@ export class ThreadPool {
    *
    * No AbortSignal goes to tinypool: a task with one takes tinypool's slower path (about 15% of
    * a tiny task's round trip, measured with the threads bench workload). To abort, the pool
-   * instead learns which thread runs each slot through shared memory and ends that thread.
+   * instead learns which thread runs each cell's task through shared memory and ends that thread.
    */
   run(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
     const pool = (this.#pool ??= this.#createPool());
-    const slot = this.#freeSlots.pop() ?? this.#nextSlot++;
-    Atomics.store(this.#shared, slot, 0);
-    Atomics.store(this.#shared, MAX_THREADS + slot, 0);
-    this.#slotOf.set(job, slot);
-    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, slot, [kQueueOptions]: job };
+    const cell = this.#freeCells.pop() ?? this.#nextCell++;
+    Atomics.store(this.#shared, cell, 0);
+    Atomics.store(this.#shared, MAX_THREADS + cell, 0);
+    this.#cellOf.set(job, cell);
+    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, cell, [kQueueOptions]: job };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
@@ -231,9 +231,9 @@ export class ThreadPool {
    * fails its task with `reason`. A task not started yet sees the abort flag and fails at once.
    */
   abort(job: JobRecord, reason: unknown): void {
-    const slot = this.#slotOf.get(job);
+    const cell = this.#cellOf.get(job);
     const pool = this.#pool;
-    if (slot === undefined || pool === undefined) return;
+    if (cell === undefined || pool === undefined) return;
     // Still in tinypool's queue, waiting for a thread that is starting (and may never be ready):
     // take it back so that it fails now and its slot frees.
     const waiting = (pool.options.taskQueue as StartQueue).take(job);
@@ -242,8 +242,8 @@ export class ThreadPool {
       waiting.cancel();
       return;
     }
-    Atomics.store(this.#shared, MAX_THREADS + slot, 1);
-    const runningOn = Atomics.load(this.#shared, slot);
+    Atomics.store(this.#shared, MAX_THREADS + cell, 1);
+    const runningOn = Atomics.load(this.#shared, cell);
     if (runningOn === 0) return; // not started: the thread will see the flag
     const thread = pool.threads.find((candidate) => (candidate as { threadId?: number }).threadId === runningOn);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
@@ -251,10 +251,10 @@ export class ThreadPool {
   }
 
   #release(job: JobRecord): void {
-    const slot = this.#slotOf.get(job);
-    if (slot === undefined) return;
-    this.#slotOf.delete(job);
-    this.#freeSlots.push(slot);
+    const cell = this.#cellOf.get(job);
+    if (cell === undefined) return;
+    this.#cellOf.delete(job);
+    this.#freeCells.push(cell);
   }
 
   /** Follows `setConcurrency`. */
@@ -285,7 +285,7 @@ export class ThreadPool {
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
       taskQueue: new StartQueue(),
-      workerData: { handler: this.#handlerHref, shared: this.#shared, slots: MAX_THREADS } satisfies ThreadWorkerData,
+      workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS } satisfies ThreadWorkerData,
     });
     // Without a listener an 'error' on the pool would crash the host (SPEC 7).
     pool.on('error', this.#onPoolError);
