@@ -1,4 +1,6 @@
+import { mayRetry, retryDelay } from './core/retry-decision.js';
 import * as check from './internal/validate.js';
+import type { JobRecord } from './job.js';
 
 /**
  * How long to wait before retrying: a fixed or exponential schedule, or a function of the attempt
@@ -101,4 +103,28 @@ export function mergeRetry(worker: RetryOptions | undefined, job: RetryOptions |
   if (job.backoff !== undefined) merged.backoff = job.backoff;
   if (job.retryIf !== undefined) merged.retryIf = job.retryIf;
   return merged;
+}
+
+/**
+ * Runs the user's retry hooks (`retryIf`, a backoff function) for `job`'s failed attempt, then
+ * returns the core's pure verdict: the wait before the next attempt, or -1 to fail for good
+ * (out of attempts, `retryIf` said no, or a hook threw, which goes to `onFault`). User code,
+ * so the shell calls it before the transition, never inside one.
+ *
+ * @internal
+ */
+export function askRetryHooks(worker: RetryOptions | undefined, job: JobRecord, error: unknown, onFault: (error: unknown) => void): number {
+  const ext = job.ext;
+  const policy = mergeRetry(worker, ext?.retry as RetryOptions | undefined);
+  const transferred = ext?.transfer !== undefined && ext.transfer.length > 0;
+  if (!mayRetry(policy, job.attempts, transferred)) return -1;
+  try {
+    const retry = policy.retryIf === undefined || Boolean(policy.retryIf(error, job.attempts));
+    const backoff = policy.backoff;
+    const backoffMs = retry && typeof backoff === 'function' ? checkBackoffResult(backoff(job.attempts, error)) : undefined;
+    return retryDelay(policy, job.attempts, transferred, { retry, backoffMs }, Math.random());
+  } catch (hookError) {
+    onFault(hookError);
+    return -1;
+  }
 }

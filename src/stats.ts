@@ -1,4 +1,7 @@
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import type { Core } from './core/core.js';
+import { setEntry } from './internal/entry.js';
+import { UNTIMED, type JobRecord } from './job.js';
 import type { WorkerStatus } from './worker.js';
 
 /**
@@ -98,6 +101,28 @@ export interface WorkerStats {
 
 /** The two timing histograms of one worker (its counters are the core's). @internal */
 export class Metrics {
+  /**
+   * Times a sampled job's wait (first attempt) and marks the start of its run, at `now`. Until a
+   * job settles its `value` field is free, so a sampled job carries its add time and then its
+   * start time there: no map, and no extra field on every job.
+   */
+  sampleStart(job: JobRecord, now: number): void {
+    const addedAt = job.value;
+    if (typeof addedAt === 'number' && job.attempts === 1) {
+      // Waiting starts when the job is due: at add, or at its due time for a delayed job.
+      const dueFor = job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt);
+      this.recordWait(Math.max(0, dueFor));
+    }
+    job.value = now;
+    job.home.pruneSamples();
+  }
+
+  /** Times a sampled job's run, which ended at `now`. */
+  sampleEnd(job: JobRecord, now: number): void {
+    this.recordRun(now - (job.value as number));
+    job.value = undefined;
+  }
+
   readonly #wait: RecordableHistogram = createHistogram();
   readonly #run: RecordableHistogram = createHistogram();
 
@@ -134,5 +159,36 @@ function summarise(histogram: RecordableHistogram): TimingStats {
     p90: ms(histogram.percentile(90)),
     p99: ms(histogram.percentile(99)),
     max: ms(histogram.max),
+  };
+}
+
+/** A worker's {@link WorkerStats} at `now` (its monotonic clock). @internal */
+export function snapshot(name: string, core: Core, metrics: Metrics, now: number): WorkerStats {
+  const sources: Record<string, SourceStats> = {};
+  let oldest: number | null = null;
+  for (const source of core.list) {
+    const age = source.oldestDueAgeMs(now);
+    if (age !== null && (oldest === null || age > oldest)) oldest = age;
+    setEntry(sources, source.name, {
+      waiting: source.length,
+      due: source.due.length,
+      delayed: source.delayed.length,
+      running: source.running,
+      oldestDueAgeMs: age,
+    });
+  }
+  return {
+    name,
+    status: core.status,
+    concurrency: core.concurrency,
+    running: core.slotsInUse,
+    waiting: core.waiting,
+    delayed: core.delayed,
+    counters: { ...core.counters },
+    oldestDueAgeMs: oldest,
+    sources,
+    waitTime: metrics.waitTime(),
+    runTime: metrics.runTime(),
+    sampleEvery: SAMPLE_EVERY,
   };
 }

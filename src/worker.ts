@@ -1,30 +1,30 @@
 import { EventEmitter } from 'eventemitter3';
-import type { AddOptions } from './add-options.js';
+import type { AddOptions, ParsedAddOptions } from './add-options.js';
 import { monotonicAt, monotonicClock, type Clock } from './clock.js';
 import { Core, type Origin } from './core/core.js';
 import { Note } from './core/outbox.js';
-import { mayRetry, retryDelay } from './core/retry-decision.js';
-import { Phase } from './core/worker-state.js';
+import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './dead-letters.js';
 import { TimeoutError, type InvariantError } from './errors.js';
-import type { TrackedJob, WorkerEvents } from './events.js';
+import type { WorkerEvents } from './events.js';
 import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
-import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
 import { abortSignalOf, deliverOutcome, followSignal, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
-import type { ParsedAddOptions } from './add-options.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
-import { checkBackoffResult, mergeRetry, type RetryOptions } from './retry.js';
+import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
-import { Metrics, SAMPLE_EVERY, SAMPLE_MASK, type SourceStats, type WorkerStats } from './stats.js';
+import { Metrics, SAMPLE_MASK, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
+import { Awaiter, isAwaitable } from './shell/awaiter.js';
+import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitRetrying, emitState } from './shell/emit.js';
+import { reportFault } from './shell/faults.js';
+import { WakeTimer } from './shell/wake-timer.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
 
-import type { WorkerStatus } from './core/worker-state.js';
 export type { WorkerStatus } from './core/worker-state.js';
 export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
 export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
@@ -34,20 +34,6 @@ let workerCount = 0;
 interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
-}
-
-/**
- * Awaits the promise of one running job's handler: holds the callbacks given to its `then`.
- * Awaiters are reused, so a job that returns a promise costs no closure of its own.
- */
-class Awaiter {
-  job: JobRecord | undefined = undefined;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  constructor(done: (awaiter: Awaiter, ok: boolean, value: unknown) => void) {
-    this.resolve = (value) => done(this, true, value);
-    this.reject = (error) => done(this, false, error);
-  }
 }
 
 /**
@@ -75,7 +61,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #freeAwaiters: Awaiter[] = [];
   readonly #awaited: (awaiter: Awaiter, ok: boolean, value: unknown) => void;
   readonly #passTask: () => void;
-  readonly #onTimer: () => void;
   readonly #retry: RetryOptions | undefined;
   readonly #metrics = new Metrics();
   /** The thread pool of a threads worker. */
@@ -94,13 +79,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #draining = false;
   /** Recoveries from a halt since the last macrotask (see `start`). */
   #recoveries = 0;
+  readonly #onHookFault = (error: unknown): void => reportFault(this, error, 'a retry hook (retryIf or backoff) threw');
   readonly #endRecoveryTurn = (): void => {
     this.#recoveries = 0;
   };
   /** Set when work arrives; cleared when `idle` is emitted. */
   #busy = false;
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  #timerAt = Infinity;
+  readonly #timer: WakeTimer;
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
 
@@ -114,7 +99,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#retry = config.retry;
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
-      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => this.#reportFault(error, 'the thread pool failed'));
+      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => reportFault(this, error, 'the thread pool failed'));
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
@@ -149,11 +134,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#finish(job, ok, value);
     };
     this.#passTask = () => this.#pass();
-    this.#onTimer = () => {
-      this.#timer = undefined;
-      this.#timerAt = Infinity;
-      this.#pass();
-    };
+    this.#timer = new WakeTimer(this.#passTask);
   }
 
   // ---------------------------------------------------------------- state
@@ -220,33 +201,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // A delayed job is due once its time has passed, whether or not a pass has run since (every
     // slot may be busy): count it where it belongs, and let a pass start it if a slot is free.
     if (core.promote(now) > 0) this.#schedulePass();
-    const sources: Record<string, SourceStats> = {};
-    let oldest: number | null = null;
-    for (const source of core.list) {
-      const age = source.oldestDueAgeMs(now);
-      if (age !== null && (oldest === null || age > oldest)) oldest = age;
-      setEntry(sources, source.name, {
-        waiting: source.length,
-        due: source.due.length,
-        delayed: source.delayed.length,
-        running: source.running,
-        oldestDueAgeMs: age,
-      });
-    }
-    return {
-      name: this.name,
-      status: this.status,
-      concurrency: core.concurrency,
-      running: core.slotsInUse,
-      waiting: core.waiting,
-      delayed: core.delayed,
-      counters: { ...core.counters },
-      oldestDueAgeMs: oldest,
-      sources,
-      waitTime: this.#metrics.waitTime(),
-      runTime: this.#metrics.runTime(),
-      sampleEvery: SAMPLE_EVERY,
-    };
+    return snapshot(this.name, core, this.#metrics, now);
   }
 
   /**
@@ -579,21 +534,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   #run(job: JobRecord): void {
-    if ((job.seq & SAMPLE_MASK) === 0) this.#startSample(job);
+    if ((job.seq & SAMPLE_MASK) === 0) this.#metrics.sampleStart(job, this.#clock.now());
     let result: unknown;
     try {
       result = this.#handler(job as unknown as Job<T>);
-      if (result !== null && (typeof result === 'object' || typeof result === 'function')) {
-        if (result instanceof Promise || isThenable(result)) {
-          // Exactly what `await result` does: Promise.resolve keeps a plain native promise and
-          // adopts anything else (a subclass, a hand-written thenable) into one, and the native
-          // then ignores any `then` of its own. A native promise settles once, so the callbacks
-          // of a reused awaiter are called at most once, whatever the handler returned.
-          const awaiter = this.#freeAwaiters.pop() ?? this.#newAwaiter();
-          awaiter.job = job;
-          nativeThen.call(Promise.resolve(result), awaiter.resolve, awaiter.reject);
-          return;
-        }
+      if (isAwaitable(result)) {
+        (this.#freeAwaiters.pop() ?? this.#newAwaiter()).await(job, result);
+        return;
       }
     } catch (error) {
       this.#finish(job, false, error);
@@ -608,30 +555,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return awaiter;
   }
 
-  /**
-   * Times a sampled job's wait (first attempt) and marks the start of its run. Until a job
-   * settles its `value` field is free, so a sampled job carries its add time and then its start
-   * time there: no map, and no extra field on every job.
-   */
-  #startSample(job: JobRecord): void {
-    const now = this.#clock.now();
-    const addedAt = job.value;
-    if (typeof addedAt === 'number' && job.attempts === 1) {
-      // Waiting starts when the job is due: at add, or at its due time for a delayed job.
-      const dueFor = job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt);
-      this.#metrics.recordWait(Math.max(0, dueFor));
-    }
-    job.value = now;
-    job.home.pruneSamples();
-  }
-
   /** A handler settled: the user's retry hooks answer first, then the core decides the job's fate. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
     const core = this.#core;
-    if ((job.seq & SAMPLE_MASK) === 0 && job.state === State.Running) {
-      this.#metrics.recordRun(this.#clock.now() - (job.value as number));
-      job.value = undefined;
-    }
+    if ((job.seq & SAMPLE_MASK) === 0 && job.state === State.Running) this.#metrics.sampleEnd(job, this.#clock.now());
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
@@ -654,30 +581,14 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     else this.#settle();
   }
 
-  /**
-   * Runs the user's retry hooks for a failed attempt and returns the core's verdict: the wait
-   * before retrying, or -1 to fail for good (out of attempts, `retryIf` said no, or a hook threw,
-   * which is reported on `error`).
-   */
+  /** The core's retry verdict on a failed attempt, once the user's hooks have answered (see `askRetryHooks`). */
   #retryVerdict(job: JobRecord, error: unknown): number {
-    const ext = job.ext;
-    const policy = mergeRetry(this.#retry, ext?.retry as RetryOptions | undefined);
-    const transferred = ext?.transfer !== undefined && ext.transfer.length > 0;
-    if (!mayRetry(policy, job.attempts, transferred)) return -1;
-    try {
-      const retry = policy.retryIf === undefined || Boolean(policy.retryIf(error, job.attempts));
-      const backoff = policy.backoff;
-      const backoffMs = retry && typeof backoff === 'function' ? checkBackoffResult(backoff(job.attempts, error)) : undefined;
-      return retryDelay(policy, job.attempts, transferred, { retry, backoffMs }, Math.random());
-    } catch (hookError) {
-      this.#reportFault(hookError, 'a retry hook (retryIf or backoff) threw');
-      return -1;
-    }
+    return askRetryHooks(this.#retry, job, error, this.#onHookFault);
   }
 
   /** Counts a thread crash; the one that makes the worker degraded emits `degraded`. */
   #noteCrash(error: unknown): void {
-    if (this.#crashes.note(error, this.#clock.now())) this.#emitError('degraded', error);
+    if (this.#crashes.note(error, this.#clock.now())) emitDegraded(this, error);
   }
 
   // ---------------------------------------------------------------- acting on the core's notes
@@ -726,25 +637,25 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       const n = outbox.n;
       switch (note) {
         case Note.Active:
-          this.#emitJob('active', job);
+          emitJob(this, 'active', job);
           break;
         case Note.Completed:
           deliverOutcome(job);
-          this.#emitCompleted(job, value as R);
+          emitCompleted(this, job, value as R);
           break;
         case Note.Retrying:
-          this.#emitRetrying(job, value, n);
+          emitRetrying(this, job, value, n);
           break;
         case Note.Failed:
           deliverOutcome(job);
-          this.#emitFailure('failed', job, value);
-          if (n === 1) this.#emitFailure('dead', job, value);
+          emitFailure(this, 'failed', job, value);
+          if (n === 1) emitFailure(this, 'dead', job, value);
           break;
         case Note.Cancelled:
           deliverOutcome(job);
           // Settled before the abort: a listener of the signal that cancels again finds it settled.
           if (n === 1) this.#abortAttempt(job, job.value);
-          this.#emitJob('cancelled', job);
+          emitJob(this, 'cancelled', job);
           break;
         case Note.TimedOut:
           this.#abortAttempt(job, value);
@@ -753,16 +664,16 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
           (value as Source).lengthDropped();
           break;
         case Note.Paused:
-          this.#emitState('paused');
+          emitState(this, 'paused');
           break;
         case Note.Resumed:
-          this.#emitState('resumed');
+          emitState(this, 'resumed');
           break;
         case Note.Halted: {
           const waiters = this.#idleWaiters;
           this.#idleWaiters = [];
           for (const waiter of waiters) waiter.reject(value);
-          this.#emitHalted(value as InvariantError);
+          emitHalted(this, value as InvariantError);
           break;
         }
       }
@@ -784,13 +695,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#stopWaiters = [];
       for (const waiter of waiters) waiter.resolve();
       // A stopped worker holds no thread; start() makes a new pool when jobs run again.
-      this.#threads?.destroy().catch((error: unknown) => this.#reportFault(error, 'releasing the threads failed'));
-      this.#emitState('stopped');
+      this.#threads?.destroy().catch((error: unknown) => reportFault(this, error, 'releasing the threads failed'));
+      emitState(this, 'stopped');
     }
     if (core.waiting !== 0) return;
     if (this.#busy && core.phase === Phase.Started) {
       this.#busy = false;
-      this.#emitState('idle');
+      emitState(this, 'idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
       if (core.slotsInUse !== 0 || core.waiting !== 0) return;
     }
@@ -804,120 +715,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Keeps the one timer armed for the core's next deadline, and none when there is nothing to wait for. */
   #rearm(): void {
     const at = this.#core.wakeAt();
-    if (at === Infinity) {
-      this.#disarm();
-      return;
-    }
-    if (this.#timer !== undefined) {
-      if (this.#timerAt <= at) return; // it fires first; that pass re-arms for the rest
-      clearTimeout(this.#timer);
-    }
-    const now = this.#clock.now();
-    // A due time further away than a timer can wait (runAt next year) is reached in steps: the
-    // timer fires early, the pass finds nothing due and arms the next step. Whole milliseconds,
-    // rounded up, so that the timer never fires before the deadline it is for.
-    const wait = Math.min(check.MAX_TIMER_MS, Math.max(1, Math.ceil(at - now)));
-    this.#timerAt = now + wait;
-    this.#timer = setTimeout(this.#onTimer, wait);
+    if (at === Infinity) this.#timer.disarm();
+    else this.#timer.arm(at, this.#clock.now());
   }
 
-  #disarm(): void {
-    if (this.#timer === undefined) return;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
-  }
-
-  // ---------------------------------------------------------------- events
-  // One emitter per signature, each checked against WorkerEvents: no rest array per event on the
-  // hot path, and a listener that throws cannot corrupt the worker's state.
-
-  #emitJob(event: 'active' | 'cancelled', job: JobRecord): void {
-    try {
-      this.emit(event, tracked<T, R>(job));
-    } catch (error) {
-      this.#listenerThrew(event, error);
-    }
-  }
-
-  #emitCompleted(job: JobRecord, result: R): void {
-    try {
-      this.emit('completed', tracked<T, R>(job), result);
-    } catch (error) {
-      this.#listenerThrew('completed', error);
-    }
-  }
-
-  #emitFailure(event: 'failed' | 'dead', job: JobRecord, error: unknown): void {
-    try {
-      this.emit(event, tracked<T, R>(job), error);
-    } catch (listenerError) {
-      this.#listenerThrew(event, listenerError);
-    }
-  }
-
-  #emitRetrying(job: JobRecord, error: unknown, delayMs: number): void {
-    try {
-      this.emit('retrying', tracked<T, R>(job), error, delayMs);
-    } catch (listenerError) {
-      this.#listenerThrew('retrying', listenerError);
-    }
-  }
-
-  #emitState(event: 'idle' | 'paused' | 'resumed' | 'stopped'): void {
-    try {
-      this.emit(event);
-    } catch (error) {
-      this.#listenerThrew(event, error);
-    }
-  }
-
-  #emitHalted(error: InvariantError): void {
-    try {
-      this.emit('halted', error);
-    } catch (listenerError) {
-      this.#listenerThrew('halted', listenerError);
-    }
-  }
-
-  #emitError(event: 'degraded' | 'error', error: unknown): void {
-    try {
-      this.emit(event, error);
-    } catch (listenerError) {
-      this.#listenerThrew(event, listenerError);
-    }
-  }
-
-  /** A listener threw: the worker carries on, and the error is reported. */
-  #listenerThrew(event: string, error: unknown): void {
-    if (event === 'error') this.#warn(error, 'a listener of the "error" event threw');
-    else this.#reportFault(error, `a listener of the "${event}" event threw`);
-  }
-
-  /**
-   * A fault that is neither a job's failure nor a broken invariant: emitted on `error` when
-   * someone listens there, else a process warning. Never dropped, and never an uncaught
-   * exception: qmux is a guest in the host process.
-   */
-  #reportFault(error: unknown, what: string): void {
-    if (this.listenerCount('error') > 0) this.#emitError('error', error);
-    else this.#warn(error, what);
-  }
-
-  #warn(error: unknown, what: string): void {
-    // A message, not the Error itself: given an Error, Node ignores `type` and `detail`.
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    const stack = error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : '';
-    process.emitWarning(message, {
-      type: 'QmuxWarning',
-      detail: `worker "${this.name}": ${what}; listen to its "error" event to handle this.${stack}`,
-    });
-  }
-}
-
-/** A job record as the events' listeners see it. */
-function tracked<T, R>(job: JobRecord): TrackedJob<T, R> {
-  return job as unknown as TrackedJob<T, R>;
 }
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
@@ -964,10 +765,3 @@ export interface WorkerConstructor {
 export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
 /** The worker class; see {@link WorkerConstructor}. */
 export const Worker = WorkerImpl as unknown as WorkerConstructor;
-
-const nativeThen = Promise.prototype.then;
-
-/** Whether `value` has a callable `then` (a `then` getter that throws fails the job: the caller catches). */
-function isThenable(value: object): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown>).then === 'function';
-}

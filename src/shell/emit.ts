@@ -1,0 +1,75 @@
+import type { InvariantError } from '../errors.js';
+import type { TrackedJob } from '../events.js';
+import type { JobRecord } from '../job.js';
+import { listenerThrew, type WorkerEmitter } from './faults.js';
+
+// One emitter per signature, each checked against WorkerEvents: no rest array per event on the
+// hot path, and a listener that throws cannot corrupt the worker's state (it is reported).
+
+/** A job record as the events' listeners see it. */
+function tracked<T, R>(job: JobRecord): TrackedJob<T, R> {
+  return job as unknown as TrackedJob<T, R>;
+}
+
+/** Emits `active` or `cancelled`. @internal */
+export function emitJob<T, R>(worker: WorkerEmitter<T, R>, event: 'active' | 'cancelled', job: JobRecord): void {
+  try {
+    worker.emit(event, tracked<T, R>(job));
+  } catch (error) {
+    listenerThrew(worker, event, error);
+  }
+}
+
+/** Emits `completed`. @internal */
+export function emitCompleted<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, result: R): void {
+  try {
+    worker.emit('completed', tracked<T, R>(job), result);
+  } catch (error) {
+    listenerThrew(worker, 'completed', error);
+  }
+}
+
+/** Emits `failed` or `dead`. @internal */
+export function emitFailure<T, R>(worker: WorkerEmitter<T, R>, event: 'failed' | 'dead', job: JobRecord, error: unknown): void {
+  try {
+    worker.emit(event, tracked<T, R>(job), error);
+  } catch (listenerError) {
+    listenerThrew(worker, event, listenerError);
+  }
+}
+
+/** Emits `retrying`. @internal */
+export function emitRetrying<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, error: unknown, delayMs: number): void {
+  try {
+    worker.emit('retrying', tracked<T, R>(job), error, delayMs);
+  } catch (listenerError) {
+    listenerThrew(worker, 'retrying', listenerError);
+  }
+}
+
+/** Emits `idle`, `paused`, `resumed` or `stopped`. @internal */
+export function emitState<T, R>(worker: WorkerEmitter<T, R>, event: 'idle' | 'paused' | 'resumed' | 'stopped'): void {
+  try {
+    worker.emit(event);
+  } catch (error) {
+    listenerThrew(worker, event, error);
+  }
+}
+
+/** Emits `halted`. @internal */
+export function emitHalted<T, R>(worker: WorkerEmitter<T, R>, error: InvariantError): void {
+  try {
+    worker.emit('halted', error);
+  } catch (listenerError) {
+    listenerThrew(worker, 'halted', listenerError);
+  }
+}
+
+/** Emits `degraded`. @internal */
+export function emitDegraded<T, R>(worker: WorkerEmitter<T, R>, error: unknown): void {
+  try {
+    worker.emit('degraded', error);
+  } catch (listenerError) {
+    listenerThrew(worker, 'degraded', listenerError);
+  }
+}

@@ -1,0 +1,47 @@
+import { MAX_TIMER_MS } from '../internal/validate.js';
+
+/**
+ * The one timer of a worker, armed for the core's next deadline (SPEC 12). It keeps the
+ * earliest request: asked for a later time while armed for an earlier one, it stays as it is
+ * (when it fires, the pass re-arms for the rest).
+ *
+ * @internal
+ */
+export class WakeTimer {
+  readonly #onFire: () => void;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #at = Infinity;
+
+  constructor(onFire: () => void) {
+    this.#onFire = () => {
+      this.#timer = undefined;
+      this.#at = Infinity;
+      onFire();
+    };
+  }
+
+  /** Arms for `at` (`Infinity`: disarms), on the clock that read `now`. */
+  arm(at: number, now: number): void {
+    if (at === Infinity) {
+      this.disarm();
+      return;
+    }
+    if (this.#timer !== undefined) {
+      if (this.#at <= at) return;
+      clearTimeout(this.#timer);
+    }
+    // A due time further away than a timer can wait (runAt next year) is reached in steps: the
+    // timer fires early, the pass finds nothing due and arms the next step. Whole milliseconds,
+    // rounded up, so that the timer never fires before the deadline it is for.
+    const wait = Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(at - now)));
+    this.#at = now + wait;
+    this.#timer = setTimeout(this.#onFire, wait);
+  }
+
+  disarm(): void {
+    if (this.#timer === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#at = Infinity;
+  }
+}
