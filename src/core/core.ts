@@ -103,12 +103,17 @@ export class Core {
 
   /**
    * The next time at which time alone changes something (a delayed job comes due, a rate window
-   * opens, an attempt times out), or `Infinity`. Delays and windows count only while jobs may
-   * start; timeouts always do.
+   * opens, an attempt times out), or `Infinity`. Delays and windows count only while a job could
+   * start (the worker is started with a slot free: a finishing job starts a pass anyway);
+   * timeouts always do.
    */
   wakeAt(): number {
     let at = this.deadlines.nextAt();
-    if (this.#phase === Phase.Started && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
+    if (
+      this.#phase === Phase.Started &&
+      this.slotsInUse < this.concurrency &&
+      (this.delayed > 0 || this.dispatcher.rateLimited > 0)
+    ) {
       at = Math.min(at, this.dispatcher.wakeAt());
     }
     return at;

@@ -31,66 +31,88 @@ export const enum Note {
   Halted,
 }
 
+/** Past this many notes at once (a purge of many jobs), the arrays are let go once drained. */
+const KEEP_CAPACITY = 1024;
+
 /**
- * The notes of the transitions not yet acted on, in order, in three parallel arrays so that
- * recording one costs no allocation.
+ * The notes of the transitions not yet acted on, in order, in parallel arrays written by index,
+ * so that recording one costs no allocation and draining costs no truncation.
  *
  * @internal
  */
 export class Outbox {
-  readonly #notes: Note[] = [];
-  readonly #jobs: (JobRecord | undefined)[] = [];
-  readonly #values: unknown[] = [];
-  readonly #numbers: number[] = [];
+  #notes: Note[] = [];
+  #jobs: (JobRecord | undefined)[] = [];
+  #values: unknown[] = [];
+  #numbers: number[] = [];
   #read = 0;
+  #write = 0;
+  /** The fields of the note last taken. */
+  #job: JobRecord | undefined = undefined;
+  #value: unknown = undefined;
+  #n = 0;
 
   /** Whether anything waits to be acted on. */
   get pending(): boolean {
-    return this.#read < this.#notes.length;
+    return this.#read < this.#write;
   }
 
   record(note: Note, job: JobRecord | undefined, value: unknown, n: number): void {
-    this.#notes.push(note);
-    this.#jobs.push(job);
-    this.#values.push(value);
-    this.#numbers.push(n);
+    const at = this.#write++;
+    this.#notes[at] = note;
+    this.#jobs[at] = job;
+    this.#values[at] = value;
+    this.#numbers[at] = n;
   }
 
   /**
    * Takes the next note, or returns -1 when none is left; its fields are then read with
-   * {@link job}, {@link value} and {@link n} until the next call.
+   * {@link job}, {@link value} and {@link n} until the next call. A taken note keeps no job (or
+   * its data) alive.
    */
   next(): Note | -1 {
-    const read = this.#read;
-    if (read === this.#notes.length) {
-      if (read > 0) this.#clear();
+    const at = this.#read;
+    if (at === this.#write) {
+      this.#job = undefined;
+      this.#value = undefined;
+      if (at > 0) this.#rewind();
       return -1;
     }
-    this.#read = read + 1;
-    return this.#notes[read] as Note;
+    this.#read = at + 1;
+    const jobs = this.#jobs;
+    const values = this.#values;
+    this.#job = jobs[at];
+    this.#value = values[at];
+    this.#n = this.#numbers[at] as number;
+    jobs[at] = undefined;
+    values[at] = undefined;
+    return this.#notes[at] as Note;
   }
 
   /** The job of the note last taken. */
   get job(): JobRecord {
-    return this.#jobs[this.#read - 1] as JobRecord;
+    return this.#job as JobRecord;
   }
 
   /** The value of the note last taken. */
   get value(): unknown {
-    return this.#values[this.#read - 1];
+    return this.#value;
   }
 
   /** The number of the note last taken. */
   get n(): number {
-    return this.#numbers[this.#read - 1] as number;
+    return this.#n;
   }
 
-  /** Forgets what was acted on, so no note keeps a job (or its data) alive. */
-  #clear(): void {
-    this.#notes.length = 0;
-    this.#jobs.length = 0;
-    this.#values.length = 0;
-    this.#numbers.length = 0;
+  /** Everything was acted on: write from the start again, and give a burst's capacity back. */
+  #rewind(): void {
+    if (this.#write > KEEP_CAPACITY) {
+      this.#notes = [];
+      this.#jobs = [];
+      this.#values = [];
+      this.#numbers = [];
+    }
     this.#read = 0;
+    this.#write = 0;
   }
 }
