@@ -152,7 +152,7 @@ export class JobExtras {
   transfer: readonly TransferListItem[] | undefined = undefined;
   /** A redriven job waiting for this one's handler to settle before it joins its source. */
   successor: JobRecord | undefined = undefined;
-  /** Set while this job waits for its predecessor's handler (see `Source.enqueueAfter`). */
+  /** Set while this job waits for its predecessor's handler (see `Core.hold`). */
   held = false;
   /** The running attempt's deadline, when it has a timeout. */
   deadline: Deadline | undefined = undefined;

@@ -302,7 +302,7 @@ export abstract class Source<T = unknown, R = unknown> {
       this.#firstIntoEmptyAt = now;
     }
     if ((job.seq & SAMPLE_MASK) !== 0) return;
-    job.value = now; // the add time, until the job starts (see Worker#startSample)
+    job.value = now; // the add time, until the job starts (see Metrics.sampleStart)
     const samples = (this.#samples ??= new ChunkedQueue<JobRecord>());
     this.pruneSamples();
     samples.push(job);
