@@ -42,7 +42,7 @@ interface Waiter {
  * In your own code, write the type as {@link Worker | `Worker<T, R>`}: `WorkerImpl` is exported
  * (as a type only) so that its members can be documented.
  *
- * This is the shell of SPEC 12: the core ({@link Core}) decides every transition; the shell
+ * This is the shell of SPEC 12: the core (`src/core/`) decides every transition; the shell
  * reads the clock, arms the one timer, runs handlers (in slots or threads) and user hooks,
  * settles promises and emits the events the core recorded, once each transition is complete.
  *
