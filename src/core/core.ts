@@ -104,11 +104,17 @@ export class Core {
   /**
    * The next time at which time alone changes something (a delayed job comes due, a rate window
    * opens, an attempt times out), or `Infinity`. Delays and windows count only while jobs may
-   * start; timeouts always do.
+   * start and a slot is free (with every slot busy, only a finishing job can start the next one,
+   * and it triggers a pass itself; counting them then made a rate window that is already open
+   * wake the shell every millisecond); timeouts always do.
    */
   wakeAt(): number {
     let at = this.deadlines.nextAt();
-    if (this.#phase === Phase.Started && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
+    if (
+      this.#phase === Phase.Started &&
+      this.inFlight < this.concurrency &&
+      (this.delayed > 0 || this.dispatcher.rateLimited > 0)
+    ) {
       at = Math.min(at, this.dispatcher.wakeAt());
     }
     return at;
