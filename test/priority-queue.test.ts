@@ -76,6 +76,35 @@ describe('PriorityQueue', () => {
     expect(taken).toEqual(['due-at-10', 'added-at-20', 'due-at-30', 'higher-number']);
   });
 
+  it('a redrive held behind its running predecessor is due when it joins: a job added meanwhile at the same number goes first', async () => {
+    // 'x' times out at 10 and is redriven at 20 while its handler runs on (it ends at 100). 'y'
+    // is added at 50, due at once; the redrive joins only at 100, so 'y' was due first (SPEC 5).
+    vi.useFakeTimers();
+    const run = async (kind: 'queue' | 'priority-queue'): Promise<string[]> => {
+      const taken: string[] = [];
+      const worker = new Worker((job: Job<string>) => {
+        taken.push(job.data);
+        return job.data === 'x' && taken.length === 1 ? new Promise<void>((resolve) => setTimeout(resolve, 100)) : undefined;
+      });
+      const queue = kind === 'queue' ? worker.bindQueue() : undefined;
+      const pq = kind === 'priority-queue' ? worker.bindPriorityQueue() : undefined;
+      const add = (data: string, options?: { timeout?: number }): void => {
+        if (queue !== undefined) queue.add(data, options);
+        else pq?.add(data, 1, options);
+      };
+      add('x', { timeout: 10 });
+      await vi.advanceTimersByTimeAsync(20);
+      worker.redrive(worker.deadLetters[0] as (typeof worker.deadLetters)[number]);
+      await vi.advanceTimersByTimeAsync(30);
+      add('y');
+      await vi.advanceTimersByTimeAsync(100);
+      await worker.waitUntilIdle();
+      return taken;
+    };
+    expect(await run('queue')).toEqual(['x', 'y', 'x']);
+    expect(await run('priority-queue')).toEqual(['x', 'y', 'x']);
+  });
+
   it('a lower priority number beats an earlier due time', async () => {
     vi.useFakeTimers();
     const { taken, worker, pq } = setup<string>();

@@ -404,7 +404,10 @@ export class Core {
     ext.held = false;
     job.home.held?.delete(job);
     this.waiting--; // admit counts it again
-    this.admit(job, undefined, job.home.timed > 0 ? now : UNTIMED);
+    // Always with the time: it is due from now on, and its add order (from the redrive) is older
+    // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
+    // before them in a priority queue.
+    this.admit(job, undefined, now);
   }
 
   // ---------------------------------------------------------------- cancellation
