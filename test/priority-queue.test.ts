@@ -76,6 +76,90 @@ describe('PriorityQueue', () => {
     expect(taken).toEqual(['due-at-10', 'added-at-20', 'due-at-30', 'higher-number']);
   });
 
+  it('with equal numbers it starts jobs exactly like a plain queue, also when a retry comes due at the same instant as jobs already due', async () => {
+    // 'a' fails its first attempt synchronously and is retried without backoff at t = 10, when
+    // 'b' and 'c' (added after it) are due too: due time ties, so add order puts 'a' first (SPEC 5),
+    // in a priority queue with equal numbers ("FIFO among equal numbers") as in a queue.
+    vi.useFakeTimers();
+    const run = async (kind: 'queue' | 'priority-queue'): Promise<string[]> => {
+      const taken: string[] = [];
+      const worker = new Worker(
+        (job: Job<string>) => {
+          taken.push(job.data);
+          if (job.data === 'a' && job.attempt === 1) throw new Error('first attempt fails');
+        },
+        { retry: { attempts: 2 } },
+      );
+      if (kind === 'queue') worker.bindQueue().addAll(['a', 'b', 'c'], { delay: 10 });
+      else worker.bindPriorityQueue().addAll(['a', 'b', 'c'].map((data) => ({ data, priority: 1 })), { delay: 10 });
+      await vi.advanceTimersByTimeAsync(10);
+      await worker.waitUntilIdle();
+      return taken;
+    };
+    expect(await run('priority-queue')).toEqual(['a', 'a', 'b', 'c']);
+    expect(await run('queue')).toEqual(['a', 'a', 'b', 'c']);
+  });
+
+  it('with equal numbers it starts jobs exactly like a plain queue, also when a held redrive joins at the same instant as a new job', async () => {
+    // 'x' times out at 10 and is redriven while its handler still runs (it ends at 20): the
+    // redrive waits for that handler. At 20 'y' is added, then x's handler ends. Both are due at
+    // 20; the redrive was added first (at 10), so it starts first (SPEC 5), in both kinds.
+    vi.useFakeTimers();
+    const run = async (kind: 'queue' | 'priority-queue'): Promise<string[]> => {
+      const taken: string[] = [];
+      const worker = new Worker((job: Job<string>) => {
+        taken.push(job.data);
+        return job.data === 'x' ? new Promise<void>((resolve) => setTimeout(resolve, 20)) : undefined;
+      });
+      const queue = kind === 'queue' ? worker.bindQueue() : undefined;
+      const pq = kind === 'priority-queue' ? worker.bindPriorityQueue() : undefined;
+      const add = (data: string, options?: { delay?: number; timeout?: number }): void => {
+        if (queue !== undefined) queue.add(data, options);
+        else pq?.add(data, 1, options);
+      };
+      add('x', { timeout: 10 });
+      add('later', { delay: 1000 });
+      setTimeout(() => add('y'), 20); // armed before x's handler runs: it fires first at 20
+      await vi.advanceTimersByTimeAsync(10);
+      expect(worker.deadLetters.map((entry) => entry.data)).toEqual(['x']);
+      worker.redrive(worker.deadLetters[0] as (typeof worker.deadLetters)[number]);
+      await vi.advanceTimersByTimeAsync(2000);
+      await worker.waitUntilIdle();
+      return taken;
+    };
+    expect(await run('priority-queue')).toEqual(['x', 'x', 'y', 'later']);
+    expect(await run('queue')).toEqual(['x', 'x', 'y', 'later']);
+  });
+
+  it('a redrive held behind its running predecessor is due when it joins: a job added meanwhile at the same number goes first', async () => {
+    // 'x' times out at 10 and is redriven at 20 while its handler runs on (it ends at 100). 'y'
+    // is added at 50, due at once; the redrive joins only at 100, so 'y' was due first (SPEC 5).
+    vi.useFakeTimers();
+    const run = async (kind: 'queue' | 'priority-queue'): Promise<string[]> => {
+      const taken: string[] = [];
+      const worker = new Worker((job: Job<string>) => {
+        taken.push(job.data);
+        return job.data === 'x' && taken.length === 1 ? new Promise<void>((resolve) => setTimeout(resolve, 100)) : undefined;
+      });
+      const queue = kind === 'queue' ? worker.bindQueue() : undefined;
+      const pq = kind === 'priority-queue' ? worker.bindPriorityQueue() : undefined;
+      const add = (data: string, options?: { timeout?: number }): void => {
+        if (queue !== undefined) queue.add(data, options);
+        else pq?.add(data, 1, options);
+      };
+      add('x', { timeout: 10 });
+      await vi.advanceTimersByTimeAsync(20);
+      worker.redrive(worker.deadLetters[0] as (typeof worker.deadLetters)[number]);
+      await vi.advanceTimersByTimeAsync(30);
+      add('y');
+      await vi.advanceTimersByTimeAsync(100);
+      await worker.waitUntilIdle();
+      return taken;
+    };
+    expect(await run('queue')).toEqual(['x', 'y', 'x']);
+    expect(await run('priority-queue')).toEqual(['x', 'y', 'x']);
+  });
+
   it('a lower priority number beats an earlier due time', async () => {
     vi.useFakeTimers();
     const { taken, worker, pq } = setup<string>();

@@ -228,6 +228,32 @@ describe('Strategy.RoundRobin', () => {
     expect(gate.order).toEqual(['a1', 'b1', 'a2', 'b2', 'a3']);
   });
 
+  it('after the source served while bound alone leaves the list, the turn goes to the one ranked after its place', async () => {
+    const topic = new Topic<string>();
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { strategy: Strategy.RoundRobin });
+    const sub = worker.subscribe(topic, { name: 'S', priority: 3 });
+    topic.publish('s0');
+    await flushMicrotasks();
+    expect(gate.order).toEqual(['s0']); // S alone: the strategy is not asked
+    sub.unsubscribe();
+    gate.finishOldest();
+    await flushMicrotasks(); // S has drained and left the list
+    const a = worker.bindQueue({ name: 'A', priority: 1 });
+    const c = worker.bindQueue({ name: 'C', priority: 5 });
+    for (let i = 0; i < 2; i++) {
+      a.add(`a${i}`);
+      c.add(`c${i}`);
+    }
+    while (gate.order.length < 5 || gate.open.length > 0) {
+      await flushMicrotasks();
+      gate.finishOldest();
+    }
+    await worker.waitUntilIdle();
+    // S (priority 3) was served last: C, ranked after its place, has the next turn, then A.
+    expect(gate.order).toEqual(['s0', 'c0', 'a0', 'c1', 'a1']);
+  });
+
   it('a custom picker hears of starts made without asking it, through its optional served()', async () => {
     const told: string[] = [];
     const picks: string[] = [];

@@ -103,9 +103,10 @@ export class Core {
 
   /**
    * The next time at which time alone changes something (a delayed job comes due, a rate window
-   * opens, an attempt times out), or `Infinity`. Delays and windows count only while a job could
-   * start (the worker is started with a slot free: a finishing job starts a pass anyway);
-   * timeouts always do.
+   * opens, an attempt times out), or `Infinity`. Delays and windows count only while jobs may
+   * start and a slot is free (with every slot busy, only a finishing job can start the next one,
+   * and it triggers a pass itself; counting them then made a rate window that is already open
+   * wake the shell every millisecond); timeouts always do.
    */
   wakeAt(): number {
     let at = this.deadlines.nextAt();
@@ -404,7 +405,10 @@ export class Core {
     ext.held = false;
     job.home.held?.delete(job);
     this.waiting--; // admit counts it again
-    this.admit(job, undefined, job.home.timed > 0 ? now : UNTIMED);
+    // Always with the time: it is due from now on, and its add order (from the redrive) is older
+    // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
+    // before them in a priority queue.
+    this.admit(job, undefined, now);
   }
 
   // ---------------------------------------------------------------- cancellation

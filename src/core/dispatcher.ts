@@ -55,6 +55,8 @@ export class Dispatcher {
     this.#reindex(at);
     source.index = -1;
     if (source.rate !== undefined) this.rateLimited--;
+    // #servedUnasked stays, even if it is this source: the picker still hears of it (Picker.served
+    // says it may have left the list), so that RoundRobin gives the turn to the source after it.
   }
 
   /**

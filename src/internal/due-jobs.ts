@@ -51,6 +51,24 @@ function isLive(job: JobRecord): boolean {
 }
 
 /**
+ * Puts `job` at its place in `queue` by due time, then add order, and returns the new tail.
+ * Jobs join their queue in that order, so they are pushed at the tail, except on an exact tie of
+ * due times: a job retried without backoff at the instant that jobs added after it came due, or a
+ * redrive let in as its predecessor's handler settles at the instant a new job was added. It
+ * goes before them, as in a priority queue (SPEC 5), so that {@link FifoDueJobs.shift}, which
+ * merges the heads of its two queues, keeps reading each in order. O(n), on such ties only.
+ */
+function insertInOrder(queue: ChunkedQueue<JobRecord>, job: JobRecord): JobRecord {
+  const jobs: JobRecord[] = [];
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) jobs.push(next);
+  let at = jobs.length;
+  while (at > 0 && earlierDue(job, jobs[at - 1] as JobRecord)) at--;
+  jobs.splice(at, 0, job);
+  for (const next of jobs) queue.push(next);
+  return jobs[jobs.length - 1] as JobRecord;
+}
+
+/**
  * FIFO by due time with O(1) operations: jobs due on add go to one queue, delayed jobs that came
  * due to another. Each is sorted by due time on its own (see `Source.enqueue`), so the next job
  * is whichever head is earlier.
@@ -60,6 +78,9 @@ function isLive(job: JobRecord): boolean {
 export class FifoDueJobs implements DueJobs {
   #fresh = new ChunkedQueue<JobRecord>();
   #promoted = new ChunkedQueue<JobRecord>();
+  /** The jobs pushed last into `#fresh` and `#promoted`: a new one almost always goes after them. */
+  #freshTail: JobRecord | undefined = undefined;
+  #promotedTail: JobRecord | undefined = undefined;
   #live = 0;
   #dead = 0;
 
@@ -68,12 +89,25 @@ export class FifoDueJobs implements DueJobs {
   }
 
   pushFresh(job: JobRecord): void {
-    this.#fresh.push(job);
+    const tail = this.#freshTail;
+    // A new job has the highest add order: only a redrive that waited for its predecessor's
+    // handler (added earlier, due now) can need a place before the tail.
+    if (tail !== undefined && job.seq < tail.seq && this.#fresh.length > 0 && earlierDue(job, tail)) {
+      this.#freshTail = insertInOrder(this.#fresh, job);
+    } else {
+      this.#fresh.push(job);
+      this.#freshTail = job;
+    }
     this.#live++;
   }
 
   pushPromoted(job: JobRecord): void {
-    this.#promoted.push(job);
+    const tail = this.#promotedTail;
+    if (tail !== undefined && this.#promoted.length > 0 && earlierDue(job, tail)) this.#promotedTail = insertInOrder(this.#promoted, job);
+    else {
+      this.#promoted.push(job);
+      this.#promotedTail = job;
+    }
     this.#live++;
   }
 
@@ -87,10 +121,19 @@ export class FifoDueJobs implements DueJobs {
           ? this.#fresh.shift()
           : this.#promoted.shift();
       if ((job as JobRecord).state !== State.Cancelled) {
-        if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
+        if (--this.#live === 0) this.#emptied();
         return job;
       }
       this.#dead--;
+    }
+  }
+
+  /** The last live job left: keep nothing of it (its tail reference) or of the tombstones. */
+  #emptied(): void {
+    if (this.#dead > 0) this.#clear();
+    else {
+      this.#freshTail = undefined;
+      this.#promotedTail = undefined;
     }
   }
 
@@ -135,6 +178,8 @@ export class FifoDueJobs implements DueJobs {
   #clear(): void {
     this.#fresh.clear();
     this.#promoted.clear();
+    this.#freshTail = undefined;
+    this.#promotedTail = undefined;
     this.#live = 0;
     this.#dead = 0;
   }

@@ -1,0 +1,1469 @@
+/**
+ * The seeded simulator of SPEC 12: a small test-side shell (the "driver") that drives the core
+ * alone on virtual time, with an independent model of what every transition must lead to.
+ *
+ * The driver does what `src/worker.ts` does around the core (its `#add`, `#pass`, `#expire`,
+ * `#finish`, `#retryVerdict`, and draining the outbox after every transition), but owns a
+ * virtual clock and models handlers instead of running them: when an attempt starts it draws
+ * whether it will succeed or fail, synchronously or at some later virtual time, hang, or settle
+ * after its timeout. Every step is one random operation then a decision pass; after both, every
+ * invariant of SPEC 8 (and a few more) is checked against the model. A failure throws
+ * {@link SimFailure}; the runner prefixes the seed and step that replay it.
+ */
+import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
+import { Core, type Origin } from '../../src/core/core.js';
+import type { Deadline } from '../../src/core/deadlines.js';
+import { Note } from '../../src/core/outbox.js';
+import { retryDelay } from '../../src/core/retry-decision.js';
+import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/worker-state.js';
+import type { DeadLetter } from '../../src/dead-letters.js';
+import { InvalidStateError, InvariantError, QueueClosedError, QueueFullError, TimeoutError } from '../../src/errors.js';
+import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
+import { JobRecord, State, UNTIMED } from '../../src/job.js';
+import { PriorityQueue } from '../../src/priority-queue.js';
+import { Queue } from '../../src/queue.js';
+import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
+import { checkBindOptions, type BindOptions, type Source, type SourceHost } from '../../src/source.js';
+import { Strategy } from '../../src/strategies/index.js';
+import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
+import { Subscription, Topic } from '../../src/topic.js';
+import { Rng } from './prng.js';
+
+/** A broken invariant or a disagreement with the model. */
+export class SimFailure extends Error {
+  override name = 'SimFailure';
+}
+
+/** What one run may change, for the simulator's own tests. */
+export interface SimOptions {
+  /** Random steps before the final drain. */
+  steps: number;
+  /** Called with the core once made: a test breaks it here to see the simulator catch it. */
+  sabotage?: (core: Core) => void;
+}
+
+/** What one run did, for the report. */
+export interface SimSummary {
+  steps: number;
+  jobs: number;
+  starts: number;
+  virtualMs: number;
+}
+
+const NOTE_NAMES = ['Active', 'Completed', 'Retrying', 'Failed', 'Cancelled', 'TimedOut', 'Shrunk', 'Paused', 'Resumed', 'Halted'];
+type MState = 'waiting' | 'held' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** The core's state for a job the model has in `state` (a held redrive is a waiting record). */
+function stateOf(state: MState): State {
+  switch (state) {
+    case 'waiting':
+    case 'held':
+      return State.Waiting;
+    case 'delayed':
+      return State.Delayed;
+    case 'running':
+      return State.Running;
+    case 'succeeded':
+      return State.Succeeded;
+    case 'failed':
+      return State.Failed;
+    case 'cancelled':
+      return State.Cancelled;
+  }
+}
+type StrategyName = keyof typeof Strategy;
+type Phase$ = 'initiated' | 'started' | 'paused' | 'stopped' | 'halted';
+
+function settled(state: MState): boolean {
+  return state === 'succeeded' || state === 'failed' || state === 'cancelled';
+}
+
+/** The model of one job. */
+class MJob {
+  state: MState = 'waiting';
+  /** Waiting: when it became due (its place in due order). Delayed: when it comes due. */
+  due = 0;
+  /** Whether the core holds it with `dueAt === UNTIMED` (admitted without the time). */
+  untimed = false;
+  attempts = 0;
+  /** The attempt whose handler has not settled, if any. */
+  attempt: MAttempt | undefined = undefined;
+  /** Completed, Failed and Cancelled notes seen: exactly one by the end. */
+  terminalNotes = 0;
+  /** A redrive held behind this job's running handler. */
+  successor: MJob | undefined = undefined;
+  constructor(
+    readonly n: number,
+    readonly rec: JobRecord,
+    readonly src: MSource,
+    readonly priority: number,
+    readonly ownTimeout: number | undefined,
+  ) {}
+}
+
+/** The model of one attempt: a handler that has started and not yet settled. */
+interface MAttempt {
+  readonly job: MJob;
+  readonly n: number;
+  /** When the modelled handler settles (virtual ms); `Infinity` while it hangs. */
+  settleAt: number;
+  ok: boolean;
+  sync: boolean;
+  /** The armed deadline, until it fires or the attempt ends or is cancelled. */
+  deadlineAt: number | undefined;
+  /** The retry verdict of a timeout, applied once the handler settles. */
+  timedOutRetry: number | undefined;
+}
+
+/** The model of one source. */
+class MSource {
+  closed = false;
+  retiring = false;
+  /** Left the list (a drained, unsubscribed subscription). */
+  left = false;
+  running = 0;
+  /** Waiting jobs: due, delayed and held. */
+  readonly jobs = new Set<MJob>();
+  /** Start times, for the rate limit. */
+  readonly starts: number[] = [];
+  constructor(
+    readonly src: Source,
+    readonly kind: 'queue' | 'pq' | 'sub',
+    readonly options: BindOptions,
+    readonly bindOrder: number,
+  ) {}
+  get name(): string {
+    return this.src.name;
+  }
+  get rank(): number {
+    return this.options.priority ?? Infinity;
+  }
+  get maxRunning(): number {
+    return this.options.concurrency ?? Infinity;
+  }
+  get capacity(): number {
+    return this.options.capacity ?? Infinity;
+  }
+  count(state: MState): number {
+    let n = 0;
+    for (const job of this.jobs) if (job.state === state) n++;
+    return n;
+  }
+  hasDue(): boolean {
+    for (const job of this.jobs) if (job.state === 'waiting') return true;
+    return false;
+  }
+  rateAllows(now: number): boolean {
+    const rate = this.options.rateLimit;
+    if (rate === undefined) return true;
+    let recent = 0;
+    for (let i = this.starts.length - 1; i >= 0 && now - (this.starts[i] as number) < rate.interval; i--) recent++;
+    return recent < rate.limit;
+  }
+  openAt(): number {
+    const rate = this.options.rateLimit;
+    if (rate === undefined || this.starts.length < rate.limit) return -Infinity;
+    return (this.starts[this.starts.length - rate.limit] as number) + rate.interval;
+  }
+  eligible(now: number): boolean {
+    return this.running < this.maxRunning && this.rateAllows(now) && this.hasDue();
+  }
+}
+
+/** `a` goes before `b` in the list: priority number (unranked last), then bind order. */
+function listBefore(a: MSource, b: MSource): boolean {
+  return a.rank < b.rank || (a.rank === b.rank && a.bindOrder < b.bindOrder);
+}
+
+/** Wraps the strategy's picker: counts calls, and throws once when armed (an injected fault). */
+class FaultyPicker implements Picker {
+  armed = false;
+  fired = false;
+  calls = 0;
+  constructor(readonly inner: Picker) {}
+  pick(list: readonly SourceView[]): SourceView {
+    this.calls++;
+    if (this.armed) {
+      this.armed = false;
+      this.fired = true;
+      throw new Error('injected strategy fault');
+    }
+    return this.inner.pick(list);
+  }
+  served(view: SourceView): void {
+    this.inner.served?.(view);
+  }
+}
+
+type Expected = readonly [Note, MJob | undefined, number?];
+
+/**
+ * What a run stresses, besides everything: `churn` binds and unsubscribes often, starting from
+ * one source (the single-source path and sources leaving the list); `wide` runs many slots with
+ * many timeouts (the deadline heap).
+ */
+type Flavour = 'plain' | 'churn' | 'wide';
+
+interface Config {
+  flavour: Flavour;
+  concurrency: number;
+  strategy: StrategyName;
+  autoRun: boolean;
+  timeout: number | undefined;
+  retry: RetryOptions | undefined;
+  deadLetterLimit: number;
+  /** Admit every job with the time, never with UNTIMED (both are allowed). */
+  alwaysClock: boolean;
+}
+
+/** Operations kept for a failure's report: QMUX_SIM_LOG lines (default 60). */
+const LOG_LINES = Number(process.env.QMUX_SIM_LOG ?? 60);
+/** The random operations of a step, and their weights. */
+const OPERATIONS = [
+  ['add', 24],
+  ['addMany', 5],
+  ['advance', 30],
+  ['cancel', 8],
+  ['purge', 0.7],
+  ['close', 0.5],
+  ['lifecycle', 6],
+  ['concurrency', 3],
+  ['bind', 2],
+  ['unsubscribe', 1.5],
+  ['redrive', 2.5],
+  ['release', 3],
+  ['fault', 0.4],
+  ['dupName', 0.4],
+] as const;
+/** More binds and unsubscribes: sources come and go, the list is often one source long. */
+const CHURN_OPERATIONS = OPERATIONS.map(([op, weight]) =>
+  op === 'bind' || op === 'unsubscribe' ? ([op, 6] as const) : ([op, weight] as const),
+) as unknown as typeof OPERATIONS;
+const FLAVOURS = [
+  ['plain', 6],
+  ['churn', 2],
+  ['wide', 2],
+] as const;
+const WHEN_STARTED = [['pause', 4], ['stop', 2], ['start', 1.5], ['resume', 1.5]] as const;
+const WHEN_NOT_STARTED = [['start', 4], ['resume', 4], ['pause', 1], ['stop', 1]] as const;
+
+const HANDLER_ERROR = new Error('modelled handler failed');
+const RESULT = Object.freeze({ ok: true });
+const retryIfStub = (): boolean => true;
+const backoffStub = (): number => 0;
+
+export class Simulation {
+  readonly rng: Rng;
+  readonly cfg: Config;
+  readonly core: Core;
+  readonly picker: FaultyPicker;
+  readonly topic = new Topic<unknown>();
+  now = 0;
+  stepNo = 0;
+  readonly log: string[] = [];
+  readonly sources: MSource[] = [];
+  readonly #bySource = new Map<Source, MSource>();
+  readonly #jobs = new Map<JobRecord, MJob>();
+  /** Jobs not settled, or settled with a handler still running. */
+  readonly #live = new Set<MJob>();
+  /** A few settled jobs, to cancel again. */
+  readonly #settledJobs: MJob[] = [];
+  readonly #inFlight = new Set<MAttempt>();
+  readonly #topicSubs: MSource[] = [];
+  /** The dead letters as the model has them, oldest first. */
+  readonly #dead: { job: MJob; entry: DeadLetter | undefined }[] = [];
+  readonly #tally: number[] = NOTE_NAMES.map(() => 0);
+  #deadNotes = 0;
+  #created = 0;
+  #phase: Phase$;
+  #passing = false;
+  #final = false;
+  #bindCount = 0;
+  #sourceCount = 0;
+  #jobCount = 0;
+  /** Reference state of RoundRobin: last served, and the source served without asking. */
+  #rrLast: MSource | undefined = undefined;
+  #rrUnasked: MSource | undefined = undefined;
+  /** Reference state of Weighted. */
+  readonly #credits = new Map<MSource, number>();
+  #listCache: MSource[] | undefined = undefined;
+  readonly #operations: typeof OPERATIONS;
+  readonly host: SourceHost;
+
+  constructor(
+    readonly seed: number,
+    readonly options: SimOptions,
+  ) {
+    const rng = (this.rng = new Rng(seed));
+    const flavour = rng.weighted(FLAVOURS);
+    const wide = flavour === 'wide';
+    this.cfg = {
+      flavour,
+      concurrency: wide ? rng.int(6, 16) : rng.chance(0.08) ? Infinity : rng.int(1, 4),
+      strategy: rng.pick(['Priority', 'RoundRobin', 'MaxLen', 'MinLen', 'Weighted'] as const),
+      autoRun: rng.chance(0.6),
+      timeout: rng.chance(wide ? 0.6 : 0.3) ? rng.int(8, 60) : undefined,
+      retry: rng.chance(0.6) ? this.#randomRetry(true) : undefined,
+      deadLetterLimit: rng.pick([0, 1, 3, 1000]),
+      alwaysClock: rng.chance(0.25),
+    };
+    const strategy: StrategyType = Strategy[this.cfg.strategy];
+    this.picker = new FaultyPicker(strategy.create());
+    this.core = new Core({
+      concurrency: this.cfg.concurrency,
+      picker: this.picker,
+      strategyName: strategy.name,
+      timeout: this.cfg.timeout,
+      deadLetterLimit: this.cfg.deadLetterLimit,
+      autoRun: this.cfg.autoRun,
+    });
+    options.sabotage?.(this.core);
+    this.#phase = this.cfg.autoRun ? 'started' : 'initiated';
+    this.host = {
+      clock: { now: () => this.now },
+      threads: false,
+      add: <T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> =>
+        this.#hostAdd(source as unknown as Source, data, priority, parsed) as unknown as JobRecord<T, R>,
+      cancel: (job, reason) => this.#hostCancel(job, reason),
+      purge: (source) => this.#hostPurge(source),
+      retire: (source) => this.#hostRetire(source),
+    };
+    this.note(`config ${JSON.stringify({ ...this.cfg, concurrency: String(this.cfg.concurrency), retry: describeRetry(this.cfg.retry) })}`);
+    this.#operations = flavour === 'churn' ? CHURN_OPERATIONS : OPERATIONS;
+    const initial = flavour === 'churn' ? 1 : rng.int(1, 4);
+    for (let i = 0; i < initial; i++) this.#bind();
+  }
+
+  // ================================================================ running
+
+  run(): SimSummary {
+    // Errors made along the way (refused adds, timeouts) need no stack: capturing one costs more
+    // than a whole step.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      for (this.stepNo = 1; this.stepNo <= this.options.steps; this.stepNo++) this.#step();
+      this.#finalDrain();
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+    return { steps: this.options.steps, jobs: this.#created, starts: this.core.counters.started, virtualMs: this.now };
+  }
+
+  note(line: string): void {
+    this.log.push(`[${this.stepNo}] t=${round(this.now)} ${line}`);
+    if (this.log.length > LOG_LINES) this.log.shift();
+  }
+
+  #step(): void {
+    const op = this.rng.weighted(this.#operations);
+    switch (op) {
+      case 'add':
+        this.#opAdd(false);
+        break;
+      case 'addMany':
+        this.#opAdd(true);
+        break;
+      case 'advance':
+        this.#opAdvance();
+        break;
+      case 'cancel':
+        this.#opCancel();
+        break;
+      case 'purge':
+        this.#opPurge();
+        break;
+      case 'close':
+        this.#opClose();
+        break;
+      case 'lifecycle':
+        // Mostly back to work when stopped or paused, so that most steps find jobs running;
+        // every call is still tried from every state.
+        this.#lifecycle(this.#phase === 'started' ? this.rng.weighted(WHEN_STARTED) : this.rng.weighted(WHEN_NOT_STARTED));
+        break;
+      case 'concurrency':
+        this.#opConcurrency();
+        break;
+      case 'bind':
+        if (this.#listed().length < 7) this.#bind();
+        break;
+      case 'unsubscribe':
+        this.#opUnsubscribe();
+        break;
+      case 'redrive':
+        this.#opRedrive();
+        break;
+      case 'release':
+        this.#opRelease();
+        break;
+      case 'fault':
+        if (this.#listed().length >= 2 && this.#phase === 'started') {
+          this.picker.armed = true;
+          this.note('fault: the next pick throws');
+        }
+        break;
+      case 'dupName':
+        this.#opDuplicateName();
+        break;
+    }
+    this.check(false);
+    this.pass();
+    this.check(true);
+  }
+
+  /** The end of a run: hung handlers settle, the worker runs, time passes until nothing is left. */
+  #finalDrain(): void {
+    this.#final = true;
+    this.picker.armed = false;
+    this.stepNo = this.options.steps + 1;
+    this.note('final drain');
+    for (const attempt of this.#inFlight) if (attempt.settleAt === Infinity) attempt.settleAt = this.now + this.rng.int(0, 10);
+    for (let i = 0; ; i++) {
+      if (i > 50_000) this.fail('the final drain did not finish: work is left that nothing runs');
+      this.#ensureStarted();
+      this.pass();
+      this.check(true);
+      if (this.#inFlight.size === 0 && this.#modelWaiting() === 0) break;
+      const target = Math.min(this.#nextSettle(), this.core.wakeAt());
+      if (target === Infinity) {
+        this.fail(`stuck: ${this.#modelWaiting()} jobs wait and ${this.#inFlight.size} run, but nothing will wake the worker (wakeAt Infinity)`);
+      }
+      if (target > this.now) this.now = target;
+      this.#settleDue();
+    }
+    for (const job of this.#jobs.values()) {
+      if (!settled(job.state)) this.fail(`job #${job.n} never settled (model state ${job.state})`);
+      if (job.terminalNotes !== 1) this.fail(`job #${job.n} settled ${job.terminalNotes} times`);
+    }
+    const core = this.core;
+    this.eq(core.waiting, 0, 'waiting at the end');
+    this.eq(core.delayed, 0, 'delayed at the end');
+    this.eq(core.slotsInUse, 0, 'inFlight at the end');
+    this.eq(core.deadlines.length, 0, 'deadlines at the end');
+    this.eq(core.status, 'idle', 'status at the end');
+    for (const source of this.sources) if (source.retiring && !source.left) this.fail(`unsubscribed ${source.name} never left the list`);
+  }
+
+  #ensureStarted(): void {
+    const phase = this.#phase;
+    if (phase === 'paused') this.#lifecycle('resume');
+    else if (phase === 'initiated' || phase === 'halted' || (phase === 'stopped' && this.#inFlight.size === 0)) this.#lifecycle('start');
+  }
+
+  // ================================================================ the shell's half
+
+  /** A decision pass, exactly like `Worker#pass`. */
+  pass(): void {
+    if (this.#passing) return;
+    const core = this.core;
+    this.#passing = true;
+    try {
+      let now = core.needsClock ? this.now : UNTIMED;
+      if (core.deadlines.length > 0) this.#expire(now);
+      if (core.phase === Phase.Started) {
+        this.#promote(now);
+        let starts = 0;
+        for (let job = this.#next(now); job !== undefined; job = this.#next(now)) {
+          if (++starts > 100_000) this.fail('a pass kept starting jobs');
+          this.#run(job);
+          if (core.needsClock) {
+            now = this.now;
+            this.#promote(now);
+          }
+        }
+      }
+    } finally {
+      this.#passing = false;
+    }
+  }
+
+  /** `Worker#expire`: times out every attempt whose deadline has passed. */
+  #expire(now: number): void {
+    const core = this.core;
+    let guard = 0;
+    for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
+      if (++guard > 100_000) this.fail('the same deadlines keep expiring');
+      this.#timeOut(deadline);
+    }
+  }
+
+  #timeOut(deadline: Deadline): void {
+    const core = this.core;
+    const job = this.#model(deadline.job);
+    const attempt = job.attempt;
+    if (attempt === undefined || attempt.deadlineAt === undefined) {
+      this.fail(`a deadline fired for job #${job.n}, which has no armed deadline in the model (state ${job.state})`);
+    }
+    this.eq(deadline.at, attempt.deadlineAt, `deadline of job #${job.n}`);
+    if (deadline.at > this.now) this.fail(`deadline of job #${job.n} at ${deadline.at} fired at ${this.now}`);
+    const earliest = this.#earliestDeadline();
+    if (deadline.at > earliest) this.fail(`deadline ${deadline.at} expired before the earlier ${earliest}`);
+    const needs = job.state === 'running' && attempt.timedOutRetry === undefined;
+    this.eq(core.needsVerdict(deadline.job), needs, `needsVerdict of timed-out job #${job.n}`);
+    const delay = needs ? this.#verdict(job) : -1;
+    this.note(`timeout job #${job.n} attempt ${attempt.n} (verdict ${round(delay)})`);
+    core.timeOut(deadline, new TimeoutError(deadline.ms, deadline.job.id), delay, Date.now());
+    attempt.deadlineAt = undefined;
+    const expected: Expected[] = [[Note.TimedOut, job]];
+    if (delay >= 0) attempt.timedOutRetry = delay;
+    else expected.push(this.#failForGood(job));
+    this.expect(expected, 'timeOut');
+  }
+
+  #promote(now: number): void {
+    const due: MJob[] = [];
+    for (const job of this.#live) if (job.state === 'delayed' && job.due <= now) due.push(job);
+    const promoted = this.core.promote(now);
+    this.eq(promoted, due.length, `jobs promoted at ${now}`);
+    for (const job of due) job.state = 'waiting';
+    this.expect([], 'promote');
+  }
+
+  /** One `core.next`, checked: whether it may start, from which source, which job. */
+  #next(now: number): JobRecord | undefined {
+    const core = this.core;
+    const listed = this.#listed();
+    const eligible = listed.filter((source) => source.eligible(this.now));
+    const mayStart = this.#phase === 'started' && this.#inFlight.size < core.concurrency;
+    const picks = mayStart && eligible.length > 0 && listed.length >= 2;
+    const faulty = picks && this.picker.armed;
+    let expectedSource: MSource | undefined;
+    if (picks) {
+      if (this.#rrUnasked !== undefined) {
+        this.#rrLast = this.#rrUnasked;
+        this.#rrUnasked = undefined;
+      }
+      if (!faulty) expectedSource = this.#referencePick(listed, eligible);
+    }
+    const callsBefore = this.picker.calls;
+    let record: JobRecord | undefined;
+    try {
+      record = core.next(now);
+    } catch (error) {
+      if (faulty && this.picker.fired && error instanceof InvariantError) {
+        this.picker.fired = false;
+        this.note(`halt: ${error.message}`);
+        core.halt(error); // what the shell's pass does
+        this.#phase = 'halted';
+        this.expect([[Note.Halted, undefined]], 'halt');
+        return undefined;
+      }
+      this.fail(`core.next threw ${String(error)}`);
+    }
+    // SPEC 4: with two or more sources, the strategy is called once per start, never when none is eligible.
+    this.eq(this.picker.calls - callsBefore, picks ? 1 : 0, 'strategy calls in one next()');
+    if (record === undefined) {
+      if (mayStart && eligible.length > 0) {
+        const names = eligible.map((s) => s.name).join(', ');
+        this.fail(`next() started nothing with ${this.#inFlight.size}/${core.concurrency} slots in use and ${names} eligible`);
+      }
+      this.expect([], 'next (nothing)');
+      return undefined;
+    }
+    const job = this.#model(record);
+    const source = job.src;
+    if (this.#phase !== 'started') this.fail(`job #${job.n} started while the worker is ${this.#phase}`);
+    if (this.#inFlight.size >= core.concurrency) {
+      this.fail(`job #${job.n} started with ${this.#inFlight.size} slots in use at concurrency ${core.concurrency}`);
+    }
+    if (source.running >= source.maxRunning) {
+      this.fail(`job #${job.n} started with ${source.running} of ${source.name}'s jobs running at its concurrency ${source.maxRunning}`);
+    }
+    if (!source.rateAllows(this.now)) this.fail(`job #${job.n} started past ${source.name}'s rate limit`);
+    if (!eligible.includes(source)) this.fail(`job #${job.n} started from ${source.name}, which is not eligible`);
+    if (job.state !== 'waiting' || job.attempt !== undefined) {
+      this.fail(`job #${job.n} started while ${job.state}${job.attempt !== undefined ? ' with an attempt in flight' : ''}`);
+    }
+    if (expectedSource !== undefined && expectedSource !== source) {
+      this.fail(`${this.cfg.strategy} should have picked ${expectedSource.name}, the core started from ${source.name}`);
+    }
+    if (listed.length === 1) this.#rrUnasked = source;
+    // Within a source: priority number (priority queues), then due time, then add order.
+    for (const other of source.jobs) {
+      if (other.state === 'waiting' && other !== job && this.#dueBefore(other, job)) {
+        this.fail(`job #${job.n} of ${source.name} started before job #${other.n}, which is due first`);
+      }
+    }
+    this.eq(record.attempts, job.attempts + 1, `attempt number of job #${job.n}`);
+    job.attempts++;
+    job.state = 'running';
+    source.jobs.delete(job);
+    source.running++;
+    source.starts.push(this.now);
+    const timeout = job.ownTimeout ?? this.cfg.timeout;
+    const attempt: MAttempt = {
+      job,
+      n: job.attempts,
+      settleAt: this.now,
+      ok: true,
+      sync: false,
+      deadlineAt: timeout === undefined ? undefined : this.now + timeout,
+      timedOutRetry: undefined,
+    };
+    this.eq(record.ext?.deadline?.at, attempt.deadlineAt, `deadline of job #${job.n}'s attempt`);
+    job.attempt = attempt;
+    this.#inFlight.add(attempt);
+    this.expect([[Note.Active, job]], 'next');
+    return record;
+  }
+
+  /**
+   * Due order within a source (SPEC 5): priority number (priority queues), due time, add order.
+   * A job admitted without the time (UNTIMED: due on add into a source holding no timed job)
+   * counts as due before every timed job, as `UNTIMED` documents: it makes a difference only
+   * when a retry comes due at the very instant of its add (a tie that only a virtual clock makes).
+   */
+  #dueBefore(a: MJob, b: MJob): boolean {
+    if (a.src.kind === 'pq' && a.priority !== b.priority) return a.priority < b.priority;
+    const da = a.untimed ? -Infinity : a.due;
+    const db = b.untimed ? -Infinity : b.due;
+    return da < db || (da === db && a.rec.seq < b.rec.seq);
+  }
+
+  /** What the strategy must pick (SPEC 4), from the model's own state. */
+  #referencePick(listed: MSource[], eligible: MSource[]): MSource | undefined {
+    switch (this.cfg.strategy) {
+      case 'Priority':
+        return eligible[0];
+      case 'MaxLen':
+      case 'MinLen': {
+        const sign = this.cfg.strategy === 'MaxLen' ? 1 : -1;
+        let best = eligible[0] as MSource;
+        for (const source of eligible) if (sign * source.count('waiting') > sign * best.count('waiting')) best = source;
+        return best;
+      }
+      case 'RoundRobin': {
+        const last = this.#rrLast;
+        let start = 0;
+        if (last !== undefined) {
+          const at = listed.indexOf(last);
+          if (at >= 0) start = at + 1;
+          else {
+            start = listed.findIndex((source) => listBefore(last, source));
+            if (start < 0) start = 0;
+          }
+        }
+        for (let k = 0; k < listed.length; k++) {
+          const source = listed[(start + k) % listed.length] as MSource;
+          if (eligible.includes(source)) {
+            this.#rrLast = source;
+            return source;
+          }
+        }
+        return undefined;
+      }
+      case 'Weighted': {
+        let total = 0;
+        let best: MSource | undefined;
+        let bestCredit = -Infinity;
+        for (const source of eligible) {
+          const weight = source.options.weight ?? 1;
+          const credit = (this.#credits.get(source) ?? 0) + weight;
+          this.#credits.set(source, credit);
+          total += weight;
+          if (credit > bestCredit) {
+            best = source;
+            bestCredit = credit;
+          }
+        }
+        if (best !== undefined) this.#credits.set(best, bestCredit - total);
+        return best;
+      }
+    }
+  }
+
+  /** `Worker#run`: the modelled handler decides what this attempt does. */
+  #run(record: JobRecord): void {
+    const job = this.#model(record);
+    const attempt = job.attempt as MAttempt;
+    const rng = this.rng;
+    const timeout = attempt.deadlineAt === undefined ? undefined : attempt.deadlineAt - this.now;
+    attempt.ok = rng.chance(0.6);
+    const r = rng.next();
+    let how: string;
+    if (r < 0.12) {
+      attempt.sync = true;
+      how = 'sync';
+    } else if (r < 0.17 && !this.#final) {
+      attempt.settleAt = Infinity;
+      how = 'hangs';
+    } else if (timeout !== undefined && r < 0.32) {
+      attempt.settleAt = this.now + timeout + rng.int(0, 15);
+      how = `late, at ${round(attempt.settleAt)}`;
+    } else {
+      attempt.settleAt = this.now + (rng.chance(0.15) ? 0 : rng.int(1, 30));
+      how = `at ${round(attempt.settleAt)}`;
+    }
+    this.note(`start job #${job.n} of ${job.src.name} attempt ${attempt.n}: ${attempt.ok ? 'ok' : 'fails'} ${how}`);
+    if (attempt.sync) this.#finish(attempt);
+  }
+
+  /** `Worker#finish`: a modelled handler settled. */
+  #finish(attempt: MAttempt): void {
+    const core = this.core;
+    const job = attempt.job;
+    const record = job.rec;
+    const source = job.src;
+    if (!this.#inFlight.has(attempt)) this.fail(`job #${job.n}'s handler settled twice`);
+    const running = job.state === 'running';
+    const expected: Expected[] = [];
+    this.note(`settle job #${job.n} attempt ${attempt.n} ${attempt.ok ? 'ok' : 'failed'} (model ${job.state})`);
+    if (attempt.ok) {
+      core.succeed(record, RESULT, record.ext === undefined ? UNTIMED : this.now);
+      if (running) {
+        if (attempt.timedOutRetry !== undefined) expected.push(this.#retry(job, attempt.timedOutRetry));
+        else {
+          job.state = 'succeeded';
+          expected.push([Note.Completed, job]);
+        }
+      }
+    } else {
+      const needs = running && attempt.timedOutRetry === undefined;
+      this.eq(core.needsVerdict(record), needs, `needsVerdict of job #${job.n}`);
+      const delay = needs ? this.#verdict(job) : -1;
+      core.fail(record, HANDLER_ERROR, delay, this.now, Date.now());
+      if (running) {
+        const retry = attempt.timedOutRetry ?? delay;
+        if (retry >= 0) expected.push(this.#retry(job, retry));
+        else expected.push(this.#failForGood(job));
+      }
+    }
+    // The slot is free again; a redrive held behind this handler joins its source.
+    this.#inFlight.delete(attempt);
+    job.attempt = undefined;
+    source.running--;
+    const successor = job.successor;
+    if (successor !== undefined) {
+      job.successor = undefined;
+      if (successor.state === 'held') {
+        // Due from now on, with the time: its add order is older than that of jobs added while
+        // it was held, so add order alone cannot place it.
+        successor.untimed = false;
+        successor.state = 'waiting';
+        successor.due = this.now;
+        this.eq(successor.rec.dueAt, this.now, `dueAt of the released redrive #${successor.n}`);
+      }
+    }
+    if (settled(job.state)) this.#live.delete(job);
+    this.#leaveIfDrained();
+    this.expect(expected, 'finish');
+    if (this.#passing) return;
+    if (core.phase === Phase.Started) this.pass();
+  }
+
+  /** `Worker#retryVerdict`, with the hooks' answers drawn at random, checked against the policy. */
+  #verdict(job: MJob): number {
+    const policy = mergeRetry(this.cfg.retry, job.rec.ext?.retry as RetryOptions | undefined);
+    const attempt = job.rec.attempts;
+    const rng = this.rng;
+    const allowed = policy !== undefined && attempt < (policy.attempts ?? 1);
+    const retry = !allowed || policy.retryIf === undefined || rng.chance(0.7);
+    const backoff = policy?.backoff;
+    const backoffMs = allowed && retry && typeof backoff === 'function' ? rng.int(0, 40) : undefined;
+    const random = rng.next();
+    const delay = retryDelay(policy, attempt, false, { retry, backoffMs }, random);
+    // SPEC 6, independently of the core's arithmetic.
+    let expected = -1;
+    if (allowed && retry) {
+      if (backoff === undefined) expected = 0;
+      else if (typeof backoff === 'function') expected = backoffMs as number;
+      else {
+        expected = backoff.type === 'fixed' ? backoff.delay : backoff.delay * Math.pow(2, attempt - 1);
+        if (backoff.maxDelay !== undefined) expected = Math.min(expected, backoff.maxDelay);
+        if (backoff.jitter !== undefined) {
+          const low = expected * (1 - backoff.jitter);
+          if (delay < low - 1e-9 || delay > expected + 1e-9) this.fail(`jittered backoff ${delay} outside [${low}, ${expected}]`);
+          expected = delay;
+        }
+      }
+    }
+    if (Math.abs(delay - expected) > 1e-9 || (expected === -1) !== (delay === -1)) {
+      this.fail(`retry verdict after attempt ${attempt} of job #${job.n}: expected ${expected}, got ${delay} (${describeRetry(policy)})`);
+    }
+    return delay;
+  }
+
+  #retry(job: MJob, delay: number): Expected {
+    if (delay < 0) this.fail('a negative retry delay');
+    job.state = 'delayed';
+    job.due = this.now + delay;
+    job.untimed = false;
+    job.src.jobs.add(job);
+    return [Note.Retrying, job, delay];
+  }
+
+  #failForGood(job: MJob): Expected {
+    job.state = 'failed';
+    const kept = this.cfg.deadLetterLimit > 0;
+    if (kept) {
+      this.#dead.push({ job, entry: undefined });
+      if (this.#dead.length > this.cfg.deadLetterLimit) this.#dead.shift();
+    }
+    if (job.attempt === undefined) this.#live.delete(job);
+    this.#remember(job);
+    return [Note.Failed, job, kept ? 1 : 0];
+  }
+
+  #remember(job: MJob): void {
+    this.#settledJobs.push(job);
+    if (this.#settledJobs.length > 20) this.#settledJobs.shift();
+  }
+
+  // ================================================================ the host (what sources call)
+
+  #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): MJob {
+    const record = new JobRecord(source, data, priority, UNTIMED, State.Waiting);
+    this.core.created();
+    this.#created++;
+    if (parsed !== undefined && parsed.needsExtras) {
+      const ext = record.extras();
+      ext.id = parsed.id;
+      ext.timeout = parsed.timeout;
+      ext.retry = parsed.retry;
+      ext.transfer = parsed.transfer;
+    }
+    const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
+    this.#jobs.set(record, job);
+    return job;
+  }
+
+  /** `Worker#add`. */
+  #hostAdd(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): JobRecord {
+    const core = this.core;
+    const job = this.#newJob(source, data, priority, parsed);
+    const model = job.src;
+    if (parsed?.signal?.aborted === true) {
+      this.note(`add job #${job.n} to ${model.name} with an aborted signal`);
+      core.cancelAtAdd(job.rec, parsed.signal.reason);
+      job.state = 'cancelled';
+      this.#remember(job);
+      this.expect([[Note.Cancelled, job, 0]], 'cancelAtAdd');
+      return job.rec;
+    }
+    let runAt: number | undefined;
+    if (parsed?.delay !== undefined) runAt = this.now + parsed.delay;
+    const timed = runAt !== undefined || source.timed > 0;
+    const admitNow = timed || this.cfg.alwaysClock ? this.now : UNTIMED;
+    core.admit(job.rec, runAt, admitNow);
+    if (runAt !== undefined && runAt > this.now) {
+      job.state = 'delayed';
+      job.due = runAt;
+    } else {
+      job.state = 'waiting';
+      job.due = this.now;
+      job.untimed = admitNow === UNTIMED;
+    }
+    model.jobs.add(job);
+    this.#live.add(job);
+    this.eq(job.rec.dueAt, job.untimed ? UNTIMED : job.due, `dueAt of new job #${job.n}`);
+    const due = runAt !== undefined ? ` due ${round(runAt)}` : '';
+    const timeout = job.ownTimeout !== undefined ? ` timeout ${job.ownTimeout}` : '';
+    const retry = job.rec.ext?.retry !== undefined ? ` retry ${describeRetry(job.rec.ext.retry as RetryOptions)}` : '';
+    this.note(`add job #${job.n} to ${model.name}${due}${timeout}${retry}`);
+    this.expect([], 'admit');
+    return job.rec;
+  }
+
+  /** `Worker#cancel`. */
+  #hostCancel(record: JobRecord, reason: unknown): boolean {
+    const job = this.#model(record);
+    const state = job.state;
+    const cancels = !settled(state);
+    const done = this.core.cancel(record, reason);
+    this.note(`cancel job #${job.n} (${state}): ${done}`);
+    this.eq(done, cancels, `cancel() of a ${state} job`);
+    if (!done) {
+      this.expect([], 'cancel (settled)');
+      return false;
+    }
+    if (state === 'running') {
+      const attempt = job.attempt as MAttempt;
+      attempt.deadlineAt = undefined;
+    } else {
+      job.src.jobs.delete(job);
+      this.#live.delete(job);
+    }
+    job.state = 'cancelled';
+    this.#remember(job);
+    this.#leaveIfDrained();
+    this.expect([[Note.Cancelled, job, state === 'running' ? 1 : 0]], 'cancel');
+    return true;
+  }
+
+  /** `Worker#purge`. */
+  #hostPurge(source: Source): number {
+    const model = this.#modelSource(source);
+    const victims = [...model.jobs].sort((a, b) => a.rec.seq - b.rec.seq);
+    const purged = this.core.purge(source);
+    this.note(`purge ${model.name}: ${purged}`);
+    this.eq(purged, victims.length, `jobs purged from ${model.name}`);
+    for (const job of victims) {
+      job.state = 'cancelled';
+      model.jobs.delete(job);
+      this.#live.delete(job);
+      this.#remember(job);
+    }
+    this.#leaveIfDrained();
+    this.expect(
+      victims.map((job) => [Note.Cancelled, job, 0] as const),
+      'purge',
+    );
+    return purged;
+  }
+
+  #hostRetire(source: Source): void {
+    const model = this.#modelSource(source);
+    this.core.retire(source);
+    model.retiring = true;
+    this.note(`retire ${model.name}`);
+    this.#leaveIfDrained();
+    this.expect([], 'retire');
+  }
+
+  /** A retiring source leaves the list once nothing of it waits or runs. */
+  #leaveIfDrained(): void {
+    for (const source of this.sources) {
+      if (source.left || !source.retiring || source.jobs.size > 0 || source.running > 0) continue;
+      source.left = true;
+      this.#listCache = undefined;
+      this.#credits.delete(source);
+      this.note(`${source.name} leaves the list`);
+    }
+  }
+
+  // ================================================================ operations
+
+  #opAdd(many: boolean): void {
+    if (this.#modelWaiting() > 80) return;
+    const rng = this.rng;
+    const listed = this.#listed();
+    if (listed.length === 0) return;
+    const open = listed.filter((source) => !source.closed && !source.retiring);
+    const source = rng.pick(open.length > 0 && rng.chance(0.85) ? open : listed);
+    const options = this.#randomAddOptions();
+    if (source.kind === 'sub') {
+      // A publish delivers to every attached subscription, all or nothing.
+      const refusing = this.#topicSubs.find((sub) => this.#refusal(sub, 1) !== undefined);
+      const expectedCount = this.#topicSubs.length;
+      this.#expectRefusal(refusing === undefined ? undefined : this.#refusal(refusing, 1), () => {
+        const handles = this.topic.publish(rng.int(0, 999), options);
+        this.eq(handles.length, expectedCount, 'deliveries of one publish');
+      });
+      return;
+    }
+    const count = many ? rng.int(1, 5) : 1;
+    this.#expectRefusal(this.#refusal(source, count), () => {
+      if (source.kind === 'queue') {
+        const queue = source.src as Queue;
+        if (many) queue.addAll(Array.from({ length: count }, (_, i) => i), options);
+        else queue.add(rng.int(0, 999), options);
+      } else {
+        const pq = source.src as PriorityQueue;
+        if (many) pq.addAll(Array.from({ length: count }, (_, i) => ({ data: i, priority: rng.int(0, 3) })), options);
+        else pq.add(rng.int(0, 999), rng.int(0, 3), options);
+      }
+    });
+  }
+
+  /** What the public add must refuse (SPEC 3, 5): closed or retiring, or no room for `count`. */
+  #refusal(source: MSource, count: number): 'closed' | 'full' | undefined {
+    if (source.closed || source.retiring) return 'closed';
+    if (source.jobs.size + count > source.capacity) return 'full';
+    return undefined;
+  }
+
+  #expectRefusal(refusal: 'closed' | 'full' | undefined, add: () => void): void {
+    try {
+      add();
+    } catch (error) {
+      const kind = error instanceof QueueClosedError ? 'closed' : error instanceof QueueFullError ? 'full' : undefined;
+      if (kind === undefined) throw error;
+      this.note(`add refused: ${kind}`);
+      this.eq(kind, refusal, 'refusal of an add');
+      this.expect([], 'refused add');
+      return;
+    }
+    this.eq(undefined, refusal, 'refusal of an add');
+  }
+
+  #randomAddOptions(): AddOptions | undefined {
+    const rng = this.rng;
+    const options: { delay?: number; timeout?: number; retry?: RetryOptions; signal?: AbortSignal } = {};
+    if (rng.chance(0.4)) options.delay = rng.chance(0.2) ? 0 : rng.int(1, 40);
+    if (rng.chance(this.cfg.flavour === 'wide' ? 0.5 : 0.15)) options.timeout = rng.int(5, 50);
+    if (rng.chance(0.2)) options.retry = this.#randomRetry(false);
+    if (rng.chance(0.03)) options.signal = AbortSignal.abort('already aborted');
+    return Object.keys(options).length > 0 ? options : undefined;
+  }
+
+  #randomRetry(full: boolean): RetryOptions {
+    const rng = this.rng;
+    const retry: RetryOptions = {};
+    if (full || rng.chance(0.7)) retry.attempts = rng.int(1, 4);
+    if (full || rng.chance(0.5)) {
+      const kind = rng.int(0, 3);
+      if (kind === 1) retry.backoff = backoffStub;
+      else if (kind > 1) {
+        const schedule: BackoffSchedule = { type: kind === 2 ? 'fixed' : 'exponential', delay: rng.int(0, 15) };
+        if (rng.chance(0.4)) schedule.maxDelay = rng.int(0, 30);
+        if (rng.chance(0.4)) schedule.jitter = rng.pick([0, 0.5, 1]);
+        retry.backoff = schedule;
+      }
+    }
+    if (rng.chance(0.3)) retry.retryIf = retryIfStub;
+    return retry;
+  }
+
+  #opAdvance(): void {
+    const rng = this.rng;
+    let target = Math.min(this.core.wakeAt(), this.#nextSettle(), this.now + rng.int(1, 30));
+    if (rng.chance(0.2)) target = this.now + rng.int(0, 5);
+    if (target > this.now) this.now = target;
+    this.note('advance');
+    this.#settleDue();
+  }
+
+  /** Handlers whose settle time has come settle, in random order (promise reactions). */
+  #settleDue(): void {
+    const due: MAttempt[] = [];
+    for (const attempt of this.#inFlight) if (!attempt.sync && attempt.settleAt <= this.now) due.push(attempt);
+    for (const attempt of this.rng.shuffle(due)) if (this.#inFlight.has(attempt)) this.#finish(attempt);
+  }
+
+  #nextSettle(): number {
+    let at = Infinity;
+    for (const attempt of this.#inFlight) if (!attempt.sync) at = Math.min(at, attempt.settleAt);
+    return at;
+  }
+
+  #opRelease(): void {
+    const hung = [...this.#inFlight].filter((attempt) => attempt.settleAt === Infinity);
+    if (hung.length === 0) return;
+    const attempt = this.rng.pick(hung);
+    attempt.settleAt = this.now;
+    this.#finish(attempt);
+  }
+
+  #opCancel(): void {
+    const rng = this.rng;
+    const pool = rng.chance(0.85) || this.#settledJobs.length === 0 ? [...this.#live] : this.#settledJobs;
+    if (pool.length === 0) return;
+    const job = rng.pick(pool);
+    job.rec.cancel(rng.chance(0.5) ? undefined : 'changed my mind');
+  }
+
+  #opPurge(): void {
+    const listed = this.#listed();
+    if (listed.length > 0) this.rng.pick(listed).src.purge();
+  }
+
+  #opClose(): void {
+    const listed = this.#listed().filter((source) => !source.closed);
+    if (listed.length === 0) return;
+    const source = this.rng.pick(listed);
+    source.src.close();
+    source.closed = true;
+    this.note(`close ${source.name}`);
+  }
+
+  #opConcurrency(): void {
+    const n = this.rng.pick([1, 1, 2, 3, 4, 6, Infinity]);
+    this.note(`concurrency ${this.core.concurrency} -> ${n}`);
+    this.core.concurrency = n;
+  }
+
+  #opUnsubscribe(): void {
+    const subs = this.#topicSubs;
+    if (subs.length === 0) return;
+    const source = this.rng.pick(subs);
+    subs.splice(subs.indexOf(source), 1);
+    (source.src as Subscription).unsubscribe();
+  }
+
+  #opRedrive(): void {
+    const core = this.core;
+    const entries = core.deadLetters.entries;
+    if (entries.length === 0) return;
+    const index = this.rng.int(0, entries.length - 1);
+    const entry = entries[index] as DeadLetter;
+    const origin = core.deadLetters.originOf(entry) as Origin | undefined;
+    if (origin === undefined) this.fail('a kept dead letter has no origin');
+    const blocker = this.#model(origin.job);
+    const model = this.#modelSource(origin.source);
+    const refusal = this.#refusal(model, 1);
+    const refused = origin.source.refusal(1);
+    this.eq(refused instanceof QueueClosedError ? 'closed' : refused instanceof QueueFullError ? 'full' : undefined, refusal, 'refusal of a redrive');
+    if (refused !== undefined) return;
+    const options: { timeout?: number; retry?: RetryOptions } = {};
+    const ext = origin.job.ext;
+    if (ext?.timeout !== undefined) options.timeout = ext.timeout;
+    if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
+    const parsed = origin.source.parseOptions(options);
+    this.eq(origin.job.inFlight, blocker.attempt !== undefined, `inFlight of dead job #${blocker.n}`);
+    if (origin.job.inFlight) {
+      const job = this.#newJob(origin.source, entry.data, origin.priority, parsed);
+      this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
+      core.hold(job.rec, origin.job);
+      job.state = 'held';
+      blocker.successor = job;
+      model.jobs.add(job);
+      this.#live.add(job);
+      this.expect([], 'hold');
+    } else {
+      this.note(`redrive job #${blocker.n}`);
+      this.#hostAdd(origin.source, entry.data, origin.priority, parsed);
+    }
+    core.deadLetters.remove(entry);
+    this.#dead.splice(index, 1);
+  }
+
+  #opDuplicateName(): void {
+    const listed = this.#listed();
+    if (listed.length === 0) return;
+    const name = this.rng.pick(listed).name;
+    const before = this.core.names.size;
+    let threw: unknown;
+    try {
+      this.core.claimName(name, 'sim');
+    } catch (error) {
+      threw = error;
+    }
+    if (!(threw instanceof TypeError)) this.fail(`claiming the bound name ${name} again did not throw a TypeError`);
+    this.eq(this.core.names.size, before, 'names after a refused claim');
+  }
+
+  #bind(): void {
+    const rng = this.rng;
+    const kind = this.cfg.flavour === 'churn' && rng.chance(0.5) ? 'sub' : rng.pick(['queue', 'queue', 'pq', 'sub'] as const);
+    const options: BindOptions = {};
+    if (rng.chance(0.6)) options.priority = rng.int(0, 3);
+    if (rng.chance(0.5)) options.weight = rng.int(1, 6);
+    if (rng.chance(0.25)) options.capacity = rng.int(1, 12);
+    if (rng.chance(0.3)) options.concurrency = rng.int(1, 3);
+    if (rng.chance(0.25)) options.rateLimit = { limit: rng.int(1, 3), interval: rng.int(5, 40) };
+    checkBindOptions('sim bind', options);
+    const free = this.sources.filter((source) => source.left && !this.core.names.has(source.name));
+    const name = free.length > 0 && rng.chance(0.3) ? rng.pick(free).name : `${kind}-${++this.#sourceCount}`;
+    this.core.claimName(name, 'sim');
+    const order = this.#bindCount++;
+    let source: Source;
+    if (kind === 'pq') source = new PriorityQueue(this.host, this.core, new PriorityDueJobs(), name, order, options);
+    else if (kind === 'queue') source = new Queue(this.host, this.core, new FifoDueJobs(), name, order, options);
+    else source = new Subscription(this.host, this.core, new FifoDueJobs(), name, order, options);
+    this.core.bind(source);
+    const model = new MSource(source, kind, options, order);
+    this.sources.push(model);
+    this.#listCache = undefined;
+    this.#bySource.set(source, model);
+    if (source instanceof Subscription) {
+      source.topic = this.topic;
+      this.topic.attach(source);
+      this.#topicSubs.push(model);
+    }
+    this.note(`bind ${kind} ${name} ${JSON.stringify(options)}`);
+    this.expect([], 'bind');
+  }
+
+  /** A lifecycle call, checked against SPEC 2's table (written out here independently). */
+  #lifecycle(call: LifecycleCall): void {
+    const status = this.#modelStatus();
+    this.eq(this.core.status, status, 'status');
+    const outcome = LIFECYCLE[call][status];
+    let did: boolean | undefined;
+    let threw: unknown;
+    try {
+      did = this.core.call(call);
+    } catch (error) {
+      threw = error;
+    }
+    this.note(`${call}() from ${status}: ${threw !== undefined ? 'throws' : did === true ? 'does its work' : 'no-op'}`);
+    if (outcome === 'throws') {
+      if (!(threw instanceof InvalidStateError)) this.fail(`${call}() from ${status} must throw InvalidStateError, got ${String(threw ?? did)}`);
+      this.eq(threw.call, call, 'InvalidStateError.call');
+      this.eq(threw.status, status, 'InvalidStateError.status');
+      this.expect([], `${call}() refused`);
+      return;
+    }
+    if (threw !== undefined) this.fail(`${call}() from ${status} threw ${String(threw)}`);
+    // stop() from stopping does its work in the shell (its promise waits for the running jobs)
+    // but changes nothing in the core: the phase is already Stopped.
+    this.eq(did, outcome === 'works' && !(call === 'stop' && status === 'stopping'), `${call}() from ${status} changed the phase`);
+    if (outcome === 'noop') {
+      this.expect([], `${call}() no-op`);
+      return;
+    }
+    this.#phase = call === 'pause' ? 'paused' : call === 'stop' ? 'stopped' : 'started';
+    this.eq(this.core.haltError, undefined, `halt error after ${call}()`);
+    this.expect(call === 'pause' ? [[Note.Paused, undefined]] : call === 'resume' ? [[Note.Resumed, undefined]] : [], call);
+  }
+
+  // ================================================================ the model's views
+
+  #model(record: JobRecord): MJob {
+    const job = this.#jobs.get(record);
+    if (job === undefined) this.fail(`the core handed over a job the driver never made`);
+    return job;
+  }
+
+  #modelSource(source: Source): MSource {
+    const model = this.#bySource.get(source);
+    if (model === undefined) this.fail(`unknown source ${source.name}`);
+    return model;
+  }
+
+  /** The list as SPEC 3 orders it (cached until a source binds or leaves; do not change it). */
+  #listed(): MSource[] {
+    return (this.#listCache ??= this.sources.filter((source) => !source.left).sort((a, b) => (listBefore(a, b) ? -1 : 1)));
+  }
+
+  #modelWaiting(): number {
+    let n = 0;
+    for (const source of this.sources) n += source.jobs.size;
+    return n;
+  }
+
+  #modelStatus(): WorkerStatus {
+    const running = this.#inFlight.size > 0;
+    switch (this.#phase) {
+      case 'initiated':
+        return 'initiated';
+      case 'started':
+        return running || this.#modelWaiting() > 0 ? 'running' : 'idle';
+      case 'paused':
+        return running ? 'pausing' : 'paused';
+      case 'stopped':
+        return running ? 'stopping' : 'stopped';
+      case 'halted':
+        return 'halted';
+    }
+  }
+
+  #earliestDeadline(): number {
+    let at = Infinity;
+    for (const attempt of this.#inFlight) if (attempt.deadlineAt !== undefined) at = Math.min(at, attempt.deadlineAt);
+    return at;
+  }
+
+  // ================================================================ checks
+
+  /** Drains the outbox and compares it with what the model expects of the last transition. */
+  expect(expected: readonly Expected[], what: string): void {
+    const outbox = this.core.outbox;
+    const seen: [Note, MJob | undefined, number, boolean][] = [];
+    let same = true;
+    for (let note = outbox.next(); note !== -1; note = outbox.next()) {
+      if (note === Note.Shrunk) continue; // no onSizeLessThan waiters here
+      const record = note === Note.Paused || note === Note.Resumed || note === Note.Halted ? undefined : outbox.job;
+      const job = record === undefined ? undefined : this.#jobs.get(record);
+      const n = note === Note.Retrying || note === Note.Failed || note === Note.Cancelled ? outbox.n : 0;
+      this.#tally[note] = (this.#tally[note] as number) + 1;
+      if (note === Note.Failed && n === 1) this.#deadNotes++;
+      if (job !== undefined && (note === Note.Completed || note === Note.Failed || note === Note.Cancelled)) {
+        if (++job.terminalNotes > 1) this.fail(`job #${job.n} settled a second time (${NOTE_NAMES[note]})`);
+      }
+      const want = expected[seen.length];
+      const foreign = record !== undefined && job === undefined;
+      if (want === undefined || want[0] !== note || want[1] !== job || (want[2] ?? 0) !== n || foreign) same = false;
+      seen.push([note, job, n, foreign]);
+    }
+    if (same && seen.length === expected.length) return;
+    const wanted = expected.map(([note, job, n]) => describeNote(note, job, n ?? 0, false));
+    const got = seen.map(([note, job, n, foreign]) => describeNote(note, job, n, foreign));
+    this.fail(`notes of ${what}: expected [${wanted.join(', ')}], got [${got.join(', ')}]`);
+  }
+
+  /** Every invariant, after an operation and (`afterPass`) after a decision pass. */
+  check(afterPass: boolean): void {
+    const core = this.core;
+    const c = core.counters;
+    const t = this.#tally;
+    this.eq(c.added, this.#created, 'counters.added');
+    this.eq(c.started, t[Note.Active], 'counters.started vs active notes');
+    this.eq(c.succeeded, t[Note.Completed], 'counters.succeeded vs completed notes');
+    this.eq(c.failed, t[Note.Failed], 'counters.failed vs failed notes');
+    this.eq(c.retried, t[Note.Retrying], 'counters.retried vs retrying notes');
+    this.eq(c.cancelled, t[Note.Cancelled], 'counters.cancelled vs cancelled notes');
+    this.eq(c.dead, this.#deadNotes, 'counters.dead vs kept failures');
+
+    // Slots: what runs in the core is what the model's handlers have not settled.
+    this.eq(core.slotsInUse, this.#inFlight.size, 'core.slotsInUse vs handlers not settled');
+    if (core.slotsInUse < 0) this.fail('slots in use went negative');
+
+    // Waiting jobs, source by source.
+    let waiting = 0;
+    let delayed = 0;
+    /** The earliest due time of a delayed job, and whether a due job waits, over the list. */
+    let earliestDue = Infinity;
+    let ownTimeouts = 0;
+    const hasDue = new Set<MSource>();
+    for (const source of this.sources) {
+      const s = source.src;
+      let due = 0;
+      let late = 0;
+      let held = 0;
+      let timed = 0;
+      for (const job of source.jobs) {
+        if (job.state === 'waiting') due++;
+        else if (job.state === 'delayed') {
+          late++;
+          if (job.due < earliestDue) earliestDue = job.due;
+        } else held++;
+        if (job.state !== 'held') {
+          if (!job.untimed) timed++;
+          if (job.ownTimeout !== undefined) ownTimeouts++;
+        }
+      }
+      if (due > 0) hasDue.add(source);
+      if (
+        s.due.length !== due ||
+        s.delayed.length !== late ||
+        (s.held?.size ?? 0) !== held ||
+        s.length !== source.jobs.size ||
+        s.running !== source.running ||
+        s.timed !== timed ||
+        s.retiring !== source.retiring ||
+        s.closed !== source.closed
+      ) {
+        const core =
+          `due ${s.due.length}, delayed ${s.delayed.length}, held ${s.held?.size ?? 0}, length ${s.length}, ` +
+          `running ${s.running}, timed ${s.timed}, retiring ${s.retiring}, closed ${s.closed}`;
+        const model =
+          `due ${due}, delayed ${late}, held ${held}, length ${source.jobs.size}, ` +
+          `running ${source.running}, timed ${timed}, retiring ${source.retiring}, closed ${source.closed}`;
+        this.fail(`${source.name} disagrees with the model: core has ${core}; the model ${model}`);
+      }
+      if (s.running < 0) this.fail(`${source.name}: running went negative`);
+      waiting += s.length;
+      delayed += s.delayed.length;
+    }
+    this.eq(core.waiting, waiting, 'core.waiting vs the sum of source lengths');
+    this.eq(core.delayed, delayed, 'core.delayed vs the sum of delayed jobs');
+
+    // The list (SPEC 3) and the names.
+    const listed = this.#listed();
+    this.eq(core.list.length, listed.length, 'list length');
+    for (let i = 0; i < listed.length; i++) {
+      const source = listed[i] as MSource;
+      if (core.list[i] !== source.src) this.fail(`list[${i}] is ${core.list[i]?.name}, expected ${source.name}`);
+      if (source.src.index !== i) this.fail(`${source.name}: index ${source.src.index}, expected ${i}`);
+      if (!core.names.has(source.name)) this.fail(`the name of ${source.name} is not claimed`);
+    }
+    for (const source of this.sources) {
+      if (source.left && source.src.index !== -1) this.fail(`${source.name} left the list but has index ${source.src.index}`);
+    }
+    this.eq(core.names.size, listed.length, 'claimed names vs listed sources');
+
+    // The worker's state.
+    this.eq(core.status, this.#modelStatus(), 'status');
+    this.eq(core.haltError !== undefined, this.#phase === 'halted', 'haltError set iff halted');
+
+    // Jobs (after the pass only: a wrong state persists, and this loop is the costliest).
+    if (afterPass) {
+      for (const job of this.#live) {
+        const record = job.rec;
+        if (record.state !== stateOf(job.state) || record.inFlight !== (job.attempt !== undefined) || record.attempts !== job.attempts) {
+          this.fail(
+            `job #${job.n}: core has state ${record.status} (${record.state}), inFlight ${record.inFlight}, attempts ${record.attempts}; ` +
+              `the model ${job.state}, inFlight ${job.attempt !== undefined}, attempts ${job.attempts}`,
+          );
+        }
+      }
+    }
+
+    // Dead letters: the failures kept, oldest first, bounded.
+    const entries = core.deadLetters.entries;
+    this.eq(entries.length, this.#dead.length, 'dead letters kept');
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as DeadLetter;
+      const kept = this.#dead[i] as { job: MJob; entry: DeadLetter | undefined };
+      if (kept.entry === entry) continue;
+      if (kept.entry !== undefined) this.fail(`dead letter ${i} changed`);
+      kept.entry = entry;
+      const job = kept.job;
+      if (entry.id !== job.rec.id || entry.data !== job.rec.data || entry.attempts !== job.attempts || entry.source !== job.src.name) {
+        this.fail(`dead letter ${i} is not job #${job.n}'s (attempts ${entry.attempts}, source ${entry.source})`);
+      }
+    }
+
+    // Time: the next deadline is armed for whatever waits on time.
+    const earliestDeadline = this.#earliestDeadline();
+    let armed = 0;
+    for (const attempt of this.#inFlight) if (attempt.deadlineAt !== undefined) armed++;
+    this.eq(core.deadlines.length, armed, 'deadlines armed');
+    this.eq(core.deadlines.nextAt(), earliestDeadline, 'earliest deadline');
+    if (!core.needsClock) {
+      const why: string[] = [];
+      if (armed > 0) why.push(`${armed} deadlines`);
+      if (delayed > 0) why.push(`${delayed} delayed jobs`);
+      if (this.cfg.timeout !== undefined) why.push('a worker timeout');
+      for (const source of listed) if (source.options.rateLimit !== undefined) why.push(`${source.name}'s rate limit`);
+      if (ownTimeouts > 0) why.push(`${ownTimeouts} waiting jobs with a timeout of their own`);
+      if (why.length > 0) this.fail(`needsClock is false while decisions depend on the time: ${why.join(', ')}`);
+    }
+    const wake = core.wakeAt();
+    if (wake > earliestDeadline) this.fail(`wakeAt ${wake} is after the earliest deadline ${earliestDeadline}`);
+    const started = this.#phase === 'started';
+    const free = core.slotsInUse < core.concurrency;
+    if (started && free) {
+      if (wake > earliestDue) this.fail(`wakeAt ${wake} is after the earliest due time of a delayed job, ${earliestDue}`);
+      for (const source of listed) {
+        if (source.running < source.maxRunning && hasDue.has(source) && !source.rateAllows(this.now) && wake > source.openAt()) {
+          this.fail(`wakeAt ${wake} is after ${source.name}'s rate window opens at ${source.openAt()}`);
+        }
+      }
+    }
+    if (!afterPass) return;
+    if (core.deadlines.nextAt() <= this.now) this.fail(`a deadline at ${core.deadlines.nextAt()} is still armed after a pass at ${this.now}`);
+    if (!started) return;
+    if (earliestDue <= this.now) this.fail(`a job due at ${earliestDue} is still delayed after a pass at ${this.now}`);
+    if (free) {
+      // Work-conserving (SPEC 3): a free slot and an eligible source never coexist after a pass.
+      for (const source of listed) {
+        if (source.src.isEligible(this.now) || (hasDue.has(source) && source.eligible(this.now))) {
+          this.fail(`${source.name} is eligible with ${core.slotsInUse}/${core.concurrency} slots in use after a pass`);
+        }
+      }
+    }
+    if (wake <= this.now) this.fail(`wakeAt ${wake} is not after now (${this.now}) after a pass: the shell would re-arm at once, forever`);
+  }
+
+  eq<T>(actual: T, expected: T, what: string): void {
+    if (actual !== expected && !(Number.isNaN(actual) && Number.isNaN(expected))) {
+      this.fail(`${what}: expected ${String(expected)}, got ${String(actual)}`);
+    }
+  }
+
+  fail(message: string): never {
+    // The runner turns stack traces off for speed (the core makes errors on refused adds).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 20;
+    const failure = new SimFailure(message);
+    Error.stackTraceLimit = limit;
+    throw failure;
+  }
+}
+
+/** SPEC 2's lifecycle table. */
+const LIFECYCLE: Record<LifecycleCall, Record<WorkerStatus, 'works' | 'noop' | 'throws'>> = {
+  start: { initiated: 'works', stopped: 'works', halted: 'works', idle: 'noop', running: 'noop', pausing: 'throws', paused: 'throws', stopping: 'throws' },
+  pause: { idle: 'works', running: 'works', pausing: 'noop', paused: 'noop', initiated: 'throws', stopping: 'throws', stopped: 'throws', halted: 'throws' },
+  resume: { pausing: 'works', paused: 'works', idle: 'noop', running: 'noop', initiated: 'throws', stopping: 'throws', stopped: 'throws', halted: 'throws' },
+  stop: { initiated: 'works', idle: 'works', running: 'works', pausing: 'works', paused: 'works', stopping: 'works', halted: 'works', stopped: 'noop' },
+};
+
+function describeNote(note: Note, job: MJob | undefined, n: number, foreign: boolean): string {
+  const who = foreign ? '(unknown job)' : job === undefined ? '' : `#${job.n}`;
+  const withN = note === Note.Retrying || note === Note.Failed || note === Note.Cancelled;
+  return `${NOTE_NAMES[note]}(${who}${withN ? ` ${round(n)}` : ''})`;
+}
+
+function describeRetry(retry: RetryOptions | undefined): string {
+  if (retry === undefined) return 'none';
+  const backoff = retry.backoff;
+  const b = backoff === undefined ? '' : typeof backoff === 'function' ? ' backoff=fn' : ` backoff=${JSON.stringify(backoff)}`;
+  return `attempts=${retry.attempts ?? '-'}${b}${retry.retryIf !== undefined ? ' retryIf' : ''}`;
+}
+
+function round(n: number): string {
+  return Number.isFinite(n) ? String(Math.round(n * 1000) / 1000) : String(n);
+}
