@@ -64,6 +64,7 @@ export interface SourceHost {
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
+const RATE_LIMIT_FIELDS = ['limit', 'interval'] as const;
 
 /** Validates bind options; shared by every kind of source. @internal */
 export function checkBindOptions(call: string, options: BindOptions | undefined): void {
@@ -83,6 +84,7 @@ export function checkBindOptions(call: string, options: BindOptions | undefined)
     const rate = options.rateLimit;
     check.optionsObject('bind option "rateLimit"', rate);
     if (rate === null || typeof rate !== 'object') throw new TypeError('qmux: bind option "rateLimit" must be an object { limit, interval }');
+    check.knownFields('bind option "rateLimit"', rate, RATE_LIMIT_FIELDS);
     check.positiveInt('bind option "rateLimit.limit"', rate.limit);
     check.finiteNumber('bind option "rateLimit.interval"', rate.interval);
     if (rate.interval <= 0) throw new RangeError(`qmux: bind option "rateLimit.interval" must be > 0 ms, got ${rate.interval}`);
