@@ -436,7 +436,12 @@ const cases: Record<string, Case | (() => unknown)> = {
     emails.add(1);
     return emails.tryAdd(2, { delay: -1 });
   },
-  'queue.addAll(data) | more items than the room left (4 into capacity 3)': () => idle().bindQueue({ name: 'batch', capacity: 3 }).addAll([1, 2, 3, 4]),
+  'queue.addAll(data) | more items than the capacity (4 into capacity 3)': () => idle().bindQueue({ name: 'batch', capacity: 3 }).addAll([1, 2, 3, 4]),
+  'queue.addAll(data) | more items than the room left (3 into capacity 3 holding 1)': () => {
+    const batch = idle().bindQueue({ name: 'batch', capacity: 3 });
+    batch.add(0);
+    return batch.addAll([1, 2, 3]);
+  },
   'pq.add(data, priority) | a priority queue at capacity': () => {
     const reports = idle().bindPriorityQueue({ name: 'reports', capacity: 1 });
     reports.add(1, 0);
