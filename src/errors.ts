@@ -16,25 +16,38 @@ export class QmuxError extends Error {
 }
 
 /**
- * Thrown by `add` (and `publish`) when a source already holds `capacity` waiting jobs.
- * `tryAdd` returns `undefined` instead; `await queue.onSizeLessThan(capacity)` waits for room.
+ * Thrown by `add` (and `publish`) when a source already holds `capacity` waiting jobs, and by
+ * `addAll` when the whole batch does not fit (all or nothing: then none is added).
+ * `tryAdd` returns `undefined` instead; `await queue.onSizeLessThan(n)` waits for room.
  */
 export class QueueFullError extends QmuxError {
   /** Name of the full source. */
   readonly source: string;
   /** Its capacity. */
   readonly capacity: number;
+  /** How many jobs the refused call tried to add: 1 for `add`, the batch size for `addAll`. */
+  readonly requested: number;
+  /** How many more jobs the source had room for. */
+  readonly free: number;
   /**
    * @param source - the full source's name
    * @param capacity - its capacity
+   * @param requested - how many jobs the refused call tried to add (default 1)
+   * @param free - how many more it had room for (default 0)
    */
-  constructor(source: string, capacity: number) {
+  constructor(source: string, capacity: number, requested = 1, free = 0) {
     super(
-      `qmux: source "${source}" is full (capacity ${capacity}); ` +
-        'use tryAdd(), or await onSizeLessThan() before adding',
+      requested <= 1
+        ? `qmux: source "${source}" is full (capacity ${capacity}); use tryAdd(), or await onSizeLessThan() before adding`
+        : `qmux: source "${source}" lacks room for ${requested} jobs (${free} free, capacity ${capacity}); ` +
+            (requested > capacity
+              ? 'a batch larger than the capacity never fits: add it in parts'
+              : `add fewer, or await onSizeLessThan(${capacity - requested + 1}) before adding them`),
     );
     this.source = source;
     this.capacity = capacity;
+    this.requested = requested;
+    this.free = free;
   }
 }
 

@@ -66,6 +66,7 @@ export interface SourceHost {
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
+const RATE_LIMIT_FIELDS = ['limit', 'interval'] as const;
 
 /** Validates bind options; shared by every kind of source. @internal */
 export function checkBindOptions(call: string, options: BindOptions | undefined): void {
@@ -85,6 +86,7 @@ export function checkBindOptions(call: string, options: BindOptions | undefined)
     const rate = options.rateLimit;
     check.optionsObject('bind option "rateLimit"', rate);
     if (rate === null || typeof rate !== 'object') throw new TypeError('qmux: bind option "rateLimit" must be an object { limit, interval }');
+    check.knownFields('bind option "rateLimit"', rate, RATE_LIMIT_FIELDS);
     check.positiveInt('bind option "rateLimit.limit"', rate.limit);
     check.finiteNumber('bind option "rateLimit.interval"', rate.interval);
     if (rate.interval <= 0) throw new RangeError(`qmux: bind option "rateLimit.interval" must be > 0 ms, got ${rate.interval}`);
@@ -266,7 +268,10 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Whether `add` would accept `count` more jobs now; throws or returns the error. */
   refusal(count: number): QueueClosedError | QueueFullError | undefined {
     if (this.#closed || this.retiring) return new QueueClosedError(this.name);
-    if (this.length + count > this.capacity) return new QueueFullError(this.name, this.capacity);
+    // A batch of none always fits, even a source that a retry took past its capacity.
+    if (count > 0 && this.length + count > this.capacity) {
+      return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
+    }
     return undefined;
   }
 

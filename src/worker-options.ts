@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkTimeout } from './add-options.js';
 import * as check from './internal/validate.js';
 import type { Job } from './job.js';
-import { checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
+import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
 
@@ -55,12 +55,37 @@ export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, Thread
 const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool']);
 const THREAD_OPTIONS = new Set(['minThreads', 'idleTimeout', 'resourceLimits']);
 
-/** The module URL of a threads handler given as a URL or a path; throws if it is not a file that exists. */
+/** A string that names a URL by its scheme (`https://...`, `data:...`) rather than a file path. */
+const URL_LIKE = /^(?:[a-z][a-z\d+.-]+:\/\/|data:)/i;
+
+/**
+ * The module URL of a threads handler given as a URL or a path. Throws at construction for
+ * anything a thread could not load (an empty path, a URL that is not `file:`, a path that does not
+ * exist or is a directory): otherwise the worker would be made and every one of its jobs would fail.
+ * A relative path is resolved against the current directory.
+ */
 function handlerModule(handler: URL | string): string {
+  if (handler === '') throw new TypeError('qmux: new Worker(handler): a handler module path must be a non-empty string, got ""');
   const url =
-    handler instanceof URL ? handler : handler.startsWith('file:') ? new URL(handler) : pathToFileURL(resolvePath(handler));
-  if (url.protocol === 'file:' && !existsSync(fileURLToPath(url))) {
-    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
+    handler instanceof URL
+      ? handler
+      : handler.startsWith('file:') || URL_LIKE.test(handler)
+        ? new URL(handler)
+        : pathToFileURL(resolvePath(handler));
+  if (url.protocol !== 'file:') {
+    throw new TypeError(`qmux: new Worker(handler): a handler module URL must be a file: URL (threads load modules from disk), got ${url.href}`);
+  }
+  let stats: Stats;
+  try {
+    stats = statSync(fileURLToPath(url));
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} does not exist`);
+    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} cannot be read: ${(error as Error).message}`);
+  }
+  if (!stats.isFile()) {
+    const what = stats.isDirectory() ? 'a directory' : 'not a regular file';
+    throw new TypeError(`qmux: new Worker(handler): the handler module ${url.href} is ${what}; give the path or URL of the module file`);
   }
   return url.href;
 }
@@ -164,16 +189,24 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
   const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
   checkRetryOptions('worker option "retry"', options?.retry);
   const timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
-  const deadLetterLimit = options?.deadLetterLimit ?? 1000;
-  if (!(Number.isInteger(deadLetterLimit) && deadLetterLimit >= 0)) {
-    throw new RangeError(`qmux: worker option "deadLetterLimit" must be an integer >= 0, got ${check.describeValue(deadLetterLimit)}`);
-  }
+  const deadLetterLimit =
+    options?.deadLetterLimit === undefined ? 1000 : check.nonNegativeInt('worker option "deadLetterLimit"', options.deadLetterLimit);
   if (threadModule !== undefined) {
-    if (options?.minThreads !== undefined) check.nonNegativeInt('worker option "minThreads"', options.minThreads);
+    const minThreads = options?.minThreads;
+    if (minThreads !== undefined) {
+      check.nonNegativeInt('worker option "minThreads"', minThreads);
+      // tinypool would clamp it: the threads kept alive would silently not be the ones asked for.
+      if (minThreads > concurrency) {
+        const given = options?.concurrency === undefined ? `${concurrency}, the default: os.availableParallelism()` : `${concurrency}`;
+        throw new RangeError(
+          `qmux: worker option "minThreads" (${minThreads}) must be at most "concurrency" (${given}), the number of threads`,
+        );
+      }
+    }
     if (options?.idleTimeout !== undefined) {
       check.timerMs('worker option "idleTimeout"', check.nonNegativeMs('worker option "idleTimeout"', options.idleTimeout));
     }
-    if (options?.resourceLimits !== undefined) check.optionsObject('worker option "resourceLimits"', options.resourceLimits);
+    checkResourceLimits('worker option "resourceLimits"', options?.resourceLimits);
   }
   const name = options?.name === undefined ? undefined : check.nonEmptyString('worker option "name"', options.name);
   return {

@@ -10,6 +10,7 @@
  * rows that need real worker threads, which use the built library (dist/) like threads.test.ts.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
 import { Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
@@ -296,12 +297,16 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(handler, options) | handler `{}` (an object) with options': () => new AnyWorker({}, {}),
   'new Worker(url) | a URL whose file does not exist': () => new Worker(MISSING_URL),
   'new Worker(path) | a path that does not exist': () => new Worker(MISSING_PATH),
+  "new Worker(path) | `''` (an empty path)": () => new Worker(''),
+  'new Worker(url) | an `http:` URL': () => new Worker(new URL('http://example.com/handler.mjs')),
+  'new Worker(path) | a directory': () => new Worker(fileURLToPath(new URL('./fixtures/threads/', import.meta.url))),
   'new Worker(handler, options) | options `5` (not an object)': () => new AnyWorker(noop, 5),
   'new Worker(handler, options) | `concurrency: 0`': worker({ concurrency: 0 }),
   'new Worker(handler, options) | `concurrency: -1`': worker({ concurrency: -1 }),
   'new Worker(handler, options) | `concurrency: 1.5`': worker({ concurrency: 1.5 }),
   'new Worker(handler, options) | `concurrency: NaN`': worker({ concurrency: NaN }),
   "new Worker(handler, options) | `concurrency: '2'`": worker({ concurrency: '2' }),
+  'new Worker(handler, options) | `concurrency: 10n` (a bigint)': worker({ concurrency: 10n }),
   "new Worker(handler, options) | `strategy: 'RoundRobin'` (a string)": worker({ strategy: 'RoundRobin' }),
   'new Worker(handler, options) | `strategy: null`': worker({ strategy: null }),
   "new Worker(handler, options) | `strategy: { name: 'x' }` (no `create`)": worker({ strategy: { name: 'x' } }),
@@ -320,6 +325,10 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(url, options) | `idleTimeout: 2 ** 31`': threadsWorker({ idleTimeout: 2 ** 31 }),
   'new Worker(url, options) | `concurrency: Infinity`': threadsWorker({ concurrency: Infinity }),
   'new Worker(url, options) | `resourceLimits: 5`': threadsWorker({ resourceLimits: 5 }),
+  'new Worker(url, options) | `resourceLimits: { maxOldGenerationSizeMb: -1 }`': threadsWorker({ resourceLimits: { maxOldGenerationSizeMb: -1 } }),
+  "new Worker(url, options) | `resourceLimits: { stackSizeMb: '4' }`": threadsWorker({ resourceLimits: { stackSizeMb: '4' } }),
+  'new Worker(url, options) | `resourceLimits: { maxOldGenSizeMb: 64 }` (unknown field)': threadsWorker({ resourceLimits: { maxOldGenSizeMb: 64 } }),
+  'new Worker(url, options) | `minThreads: 3, concurrency: 2`': threadsWorker({ minThreads: 3, concurrency: 2 }),
   'new Worker(handler, options) | `retry: 3`': worker({ retry: 3 }),
   'new Worker(handler, options) | `retry: { tries: 3 }` (unknown field)': worker({ retry: { tries: 3 } }),
   'new Worker(handler, options) | `retry: { attempts: 0 }`': worker({ retry: { attempts: 0 } }),
@@ -345,6 +354,8 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(handler, options) | `timeout: 2 ** 31`': worker({ timeout: 2 ** 31 }),
   'new Worker(handler, options) | `deadLetterLimit: -1`': worker({ deadLetterLimit: -1 }),
   'new Worker(handler, options) | `deadLetterLimit: 1.5`': worker({ deadLetterLimit: 1.5 }),
+  'new Worker(handler, options) | `deadLetterLimit: null`': worker({ deadLetterLimit: null }),
+  "new Worker(handler, options) | `deadLetterLimit: '5'`": worker({ deadLetterLimit: '5' }),
 
   // binding sources
   'worker.bindQueue(options) | options `5`': bind(5),
@@ -362,6 +373,9 @@ const cases: Record<string, Case | (() => unknown)> = {
   'worker.bindQueue(options) | `rateLimit: { interval: 1000 }` (no limit)': bind({ rateLimit: { interval: 1000 } }),
   'worker.bindQueue(options) | `rateLimit: { limit: 5, interval: 0 }`': bind({ rateLimit: { limit: 5, interval: 0 } }),
   'worker.bindQueue(options) | `rateLimit: { limit: 5, interval: Infinity }`': bind({ rateLimit: { limit: 5, interval: Infinity } }),
+  'worker.bindQueue(options) | `rateLimit: { limit: 5, interval: 1000, burst: 10 }` (unknown field)': bind({
+    rateLimit: { limit: 5, interval: 1000, burst: 10 },
+  }),
   "worker.bindQueue(options) | `name: 'emails'` (already bound)": () => {
     const mailer = idle('mailer');
     mailer.bindQueue({ name: 'emails' });
@@ -422,7 +436,12 @@ const cases: Record<string, Case | (() => unknown)> = {
     emails.add(1);
     return emails.tryAdd(2, { delay: -1 });
   },
-  'queue.addAll(data) | more items than the room left (4 into capacity 3)': () => idle().bindQueue({ name: 'batch', capacity: 3 }).addAll([1, 2, 3, 4]),
+  'queue.addAll(data) | more items than the capacity (4 into capacity 3)': () => idle().bindQueue({ name: 'batch', capacity: 3 }).addAll([1, 2, 3, 4]),
+  'queue.addAll(data) | more items than the room left (3 into capacity 3 holding 1)': () => {
+    const batch = idle().bindQueue({ name: 'batch', capacity: 3 });
+    batch.add(0);
+    return batch.addAll([1, 2, 3]);
+  },
   'pq.add(data, priority) | a priority queue at capacity': () => {
     const reports = idle().bindPriorityQueue({ name: 'reports', capacity: 1 });
     reports.add(1, 0);

@@ -483,6 +483,64 @@ describe('addAll', () => {
   });
 });
 
+describe('addAll into a source without room for the whole batch', () => {
+  function refusal(fn: () => unknown): QueueFullError {
+    try {
+      fn();
+    } catch (error) {
+      expect(error).toBeInstanceOf(QueueFullError);
+      return error as QueueFullError;
+    }
+    throw new Error('nothing was thrown');
+  }
+
+  it('says it lacks room for the batch and how many places are free, not that the source is full', () => {
+    const worker = new Worker(() => undefined, { autoRun: false });
+    const q = worker.bindQueue({ name: 'batch', capacity: 3 });
+    q.add(0);
+    const error = refusal(() => q.addAll([1, 2, 3]));
+    expect(error.message).toBe(
+      'qmux: source "batch" lacks room for 3 jobs (2 free, capacity 3); add fewer, or await onSizeLessThan(1) before adding them',
+    );
+    expect([error.source, error.capacity, error.requested, error.free]).toEqual(['batch', 3, 3, 2]);
+    const pq = worker.bindPriorityQueue({ name: 'ranked', capacity: 2 });
+    pq.add(0, 0);
+    expect(refusal(() => pq.addAll([{ data: 1, priority: 0 }, { data: 2, priority: 1 }])).message).toContain('lacks room for 2 jobs (1 free');
+    expect([q.length, pq.length]).toEqual([1, 1]);
+  });
+
+  it('says when a batch is larger than the capacity, which no wait can fix', () => {
+    const q = new Worker(() => undefined, { autoRun: false }).bindQueue({ name: 'batch', capacity: 3 });
+    expect(refusal(() => q.addAll([1, 2, 3, 4])).message).toBe(
+      'qmux: source "batch" lacks room for 4 jobs (3 free, capacity 3); a batch larger than the capacity never fits: add it in parts',
+    );
+  });
+
+  it('a single add, or a batch of one, into a full source still says it is full', () => {
+    const q = new Worker(() => undefined, { autoRun: false }).bindQueue({ name: 'batch', capacity: 1 });
+    q.add(0);
+    const single = refusal(() => q.add(1));
+    expect(single.message).toBe('qmux: source "batch" is full (capacity 1); use tryAdd(), or await onSizeLessThan() before adding');
+    expect([single.requested, single.free]).toEqual([1, 0]);
+    expect(refusal(() => q.addAll([1])).message).toBe(single.message);
+  });
+
+  it('an empty batch fits even a source that a retry took past its capacity', async () => {
+    vi.useFakeTimers();
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { retry: { attempts: 2, backoff: { type: 'fixed', delay: 1000 } } });
+    const q = worker.bindQueue({ capacity: 1 });
+    q.add(0);
+    await flushMicrotasks();
+    q.add(1, { delay: 5000 }); // full now, and nothing due to take the slot
+    gate.started[0]?.fail(new Error('again'));
+    await flushMicrotasks();
+    expect(q.length).toBe(2); // the retry re-entered at capacity
+    expect(q.addAll([]).handles).toEqual([]);
+    q.purge();
+  });
+});
+
 describe('capacity, tryAdd, close', () => {
   it('add throws QueueFullError at capacity, counting delayed jobs too; tryAdd returns undefined', () => {
     const worker = new Worker(() => undefined, { autoRun: false });

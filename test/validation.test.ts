@@ -2,6 +2,8 @@
  * Every bad option or argument of SPEC 2-5 throws synchronously, where the mistake is made, a
  * TypeError or RangeError whose message names what was wrong.
  */
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Strategy, Topic, Worker, setDefaultStrategy, type AddOptions, type BindOptions, type WorkerOptions } from '../src/index.js';
 
@@ -312,5 +314,111 @@ describe('onSizeLessThan', () => {
     const worker = new Worker(noop, { autoRun: false });
     const q = worker.bindQueue();
     expectArgumentError(() => q.onSizeLessThan(bad<number>(n)), /onSizeLessThan/);
+  });
+});
+
+describe('options whose contents used to slip through', () => {
+  /** Runs `fn`, expecting a synchronous error of class `kind` whose message contains every part. */
+  function expectThrown(fn: () => unknown, kind: typeof TypeError | typeof RangeError, ...parts: string[]): Error {
+    let thrown: unknown;
+    try {
+      fn();
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown, 'nothing was thrown').toBeInstanceOf(Error);
+    expect((thrown as Error).constructor, String(thrown)).toBe(kind);
+    for (const part of parts) expect((thrown as Error).message).toContain(part);
+    return thrown as Error;
+  }
+
+  const ECHO = new URL('./fixtures/threads/echo.mjs', import.meta.url);
+
+  it.each([
+    ['bindQueue', (worker: Worker, options: BindOptions) => worker.bindQueue(options)],
+    ['bindPriorityQueue', (worker: Worker, options: BindOptions) => worker.bindPriorityQueue(options)],
+    ['subscribe', (worker: Worker, options: BindOptions) => worker.subscribe(new Topic(), options)],
+  ] as const)('%s: a rateLimit with an unknown key (burst) is a TypeError naming the key and the allowed ones', (_call, bind) => {
+    const worker = new Worker(noop, { autoRun: false });
+    const options = bad<BindOptions>({ rateLimit: { limit: 5, interval: 1000, burst: 10 } });
+    expectThrown(() => bind(worker, options), TypeError, '"burst"', 'rateLimit', 'limit, interval');
+    expect(worker.bindQueue({ rateLimit: { limit: 5, interval: 1000 } }).name).toBeTruthy();
+  });
+
+  it.each([
+    ['null', null],
+    ['"5"', '5'],
+    ['true', true],
+  ])('deadLetterLimit %s is a TypeError naming the option', (_what, limit) => {
+    expectThrown(() => new Worker(noop, bad<WorkerOptions>({ deadLetterLimit: limit })), TypeError, 'deadLetterLimit', 'integer >= 0');
+  });
+
+  it('deadLetterLimit -1 and 1.5 stay RangeErrors, 0 and 5 are accepted', () => {
+    expectThrown(() => new Worker(noop, { deadLetterLimit: -1 }), RangeError, 'deadLetterLimit');
+    expectThrown(() => new Worker(noop, { deadLetterLimit: 1.5 }), RangeError, 'deadLetterLimit');
+    expect(() => new Worker(noop, { deadLetterLimit: 0 })).not.toThrow();
+    expect(() => new Worker(noop, { deadLetterLimit: 5 })).not.toThrow();
+  });
+
+  it('a bigint is described as a bigint (10n), not as the number 10', () => {
+    const ten = bad<number>(10n);
+    const got10n = (error: Error) => expect(error.message).toMatch(/got 10n$/);
+    got10n(expectThrown(() => new Worker(noop, { concurrency: ten }), TypeError, 'worker option "concurrency"'));
+    got10n(expectThrown(() => new Worker(ECHO, { concurrency: ten }), TypeError, 'worker option "concurrency"'));
+    got10n(expectThrown(() => new Worker(noop, { autoRun: false }).bindQueue({ capacity: ten }), TypeError, 'capacity'));
+    got10n(expectThrown(() => new Worker(noop, { autoRun: false }).setConcurrency(ten), TypeError, 'setConcurrency'));
+    got10n(expectThrown(() => new Worker(noop, { autoRun: false }).bindQueue().add(1, { delay: ten }), TypeError, 'delay'));
+    got10n(expectThrown(() => new Worker(noop, { deadLetterLimit: ten }), TypeError, 'deadLetterLimit'));
+  });
+
+  it.each([
+    ['a negative value', { maxOldGenerationSizeMb: -1 }, RangeError, ['"resourceLimits.maxOldGenerationSizeMb"', 'finite number > 0', 'got -1']],
+    ['zero', { stackSizeMb: 0 }, RangeError, ['"resourceLimits.stackSizeMb"', 'got 0']],
+    ['Infinity', { codeRangeSizeMb: Infinity }, RangeError, ['"resourceLimits.codeRangeSizeMb"', 'got Infinity']],
+    ['NaN', { maxYoungGenerationSizeMb: NaN }, RangeError, ['"resourceLimits.maxYoungGenerationSizeMb"', 'got NaN']],
+    ['a string', { maxOldGenerationSizeMb: '64' }, TypeError, ['"resourceLimits.maxOldGenerationSizeMb"', 'got "64"']],
+    [
+      'a typo key',
+      { maxOldGenSizeMb: 64 },
+      TypeError,
+      ['"maxOldGenSizeMb"', 'resourceLimits', 'maxYoungGenerationSizeMb, maxOldGenerationSizeMb, codeRangeSizeMb, stackSizeMb'],
+    ],
+  ] as const)('resourceLimits with %s is refused at construction, naming the field', (_what, limits, kind, parts) => {
+    expectThrown(() => new Worker(ECHO, { autoRun: false, resourceLimits: bad<never>(limits) }), kind, ...parts);
+  });
+
+  it('resourceLimits with every allowed field positive is accepted', () => {
+    const limits = { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 64.5, codeRangeSizeMb: 16, stackSizeMb: 4 };
+    expect(() => new Worker(ECHO, { autoRun: false, resourceLimits: limits })).not.toThrow();
+    expect(() => new Worker(ECHO, { autoRun: false, resourceLimits: {} })).not.toThrow();
+  });
+
+  it('minThreads above concurrency is a RangeError naming both, not clamped silently', () => {
+    expectThrown(() => new Worker(ECHO, { concurrency: 2, minThreads: 3 }), RangeError, '"minThreads"', '"concurrency"', '3', '2');
+    expect(() => new Worker(ECHO, { concurrency: 2, minThreads: 2, autoRun: false })).not.toThrow();
+  });
+
+  it("an empty string as the handler module is a TypeError (it used to name the current directory)", () => {
+    expectThrown(() => new Worker(''), TypeError, 'new Worker(handler)', 'empty');
+  });
+
+  it.each([
+    ['an http: URL', new URL('http://example.com/handler.mjs')],
+    ['an https: URL string', 'https://example.com/handler.mjs'],
+    ['a data: URL', new URL('data:text/javascript,export default () => 1')],
+  ])('%s as the handler module is a TypeError saying a file: URL is needed', (_what, handler) => {
+    expectThrown(() => new Worker(bad<URL>(handler)), TypeError, 'new Worker(handler)', 'must be a file: URL', `got ${String(handler)}`);
+  });
+
+  it('a directory as the handler module (path or URL) is refused at construction, naming it', () => {
+    const dir = fileURLToPath(new URL('./fixtures/threads/', import.meta.url));
+    expectThrown(() => new Worker(dir), TypeError, 'new Worker(handler)', pathToFileURL(dir).href.replace(/\/$/, ''), 'directory');
+    expectThrown(() => new Worker(new URL('./fixtures/threads/', import.meta.url)), TypeError, 'directory');
+  });
+
+  it('a relative path is still resolved from the current directory', () => {
+    const relative = path.relative(process.cwd(), fileURLToPath(ECHO));
+    expect(() => new Worker(relative, { autoRun: false })).not.toThrow();
+    expectThrown(() => new Worker(`${relative}.missing`), TypeError, 'does not exist', pathToFileURL(path.resolve(`${relative}.missing`)).href);
   });
 });

@@ -10,6 +10,8 @@ function show(value: unknown): string {
   if (typeof value === 'function') return 'a function';
   if (value === null) return 'null';
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  // String(10n) is "10": indistinguishable from the number the option wanted.
+  if (typeof value === 'bigint') return `${value}n`;
   return String(value);
 }
 
@@ -45,6 +47,20 @@ export function finiteNumber(name: string, value: unknown): number {
   if (typeof value !== 'number') throw new TypeError(`qmux: ${name} must be a finite number, got ${show(value)}`);
   if (!Number.isFinite(value)) throw new RangeError(`qmux: ${name} must be a finite number, got ${show(value)}`);
   return value;
+}
+
+/** A finite number > 0. */
+export function positiveFiniteNumber(name: string, value: unknown): number {
+  if (typeof value !== 'number') throw new TypeError(`qmux: ${name} must be a finite number > 0, got ${show(value)}`);
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`qmux: ${name} must be a finite number > 0, got ${show(value)}`);
+  return value;
+}
+
+/** An object with no key outside `allowed` (the caller has checked that it is an object). */
+export function knownFields(name: string, value: object, allowed: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) throw new TypeError(`qmux: unknown field "${key}" in ${name}; allowed: ${allowed.join(', ')}`);
+  }
 }
 
 /** A finite number >= 0 (milliseconds). */
