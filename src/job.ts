@@ -76,6 +76,16 @@ export interface JobGroup<R> {
   settled(): Promise<void>;
 }
 
+/**
+ * Told once when a job settles, after its own promises (see `JobExtras.watcher`): how a batch of
+ * jobs is followed without a promise per job.
+ *
+ * @internal
+ */
+export interface SettleWatcher {
+  jobSettled(job: JobRecord): void;
+}
+
 /** Internal job states; numbers keep the hot path's comparisons cheap. @internal */
 export enum State {
   Waiting = 0,
@@ -140,8 +150,8 @@ export const UNTIMED = -1;
 export class JobExtras {
   controller: AbortController | undefined = undefined;
   abortReason: unknown = undefined;
-  externalSignal: AbortSignal | undefined = undefined;
-  onExternalAbort: (() => void) | undefined = undefined;
+  /** Told when this job settles: the batch that follows it (its add signal, its addAll group). */
+  watcher: SettleWatcher | undefined = undefined;
   /** The `timeout` add option. */
   timeout: number | undefined = undefined;
   /** The `retry` add option. */
@@ -318,22 +328,23 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 }
 
 /**
- * The shell's side of a job that has settled: stop following its `signal` add option, and
- * settle its promise if anybody asked for one. `value` is the result or the error.
+ * The shell's side of a job that has settled: settle its promise if anybody asked for one, then
+ * tell the batch that follows it (its signal, its group; see `job-group.ts`).
  *
  * @internal
  */
 export function deliverOutcome(job: JobRecord): void {
-  const ext = job.ext;
-  if (ext !== undefined && ext.externalSignal !== undefined) {
-    ext.externalSignal.removeEventListener('abort', ext.onExternalAbort as () => void);
-    ext.externalSignal = undefined;
-    ext.onExternalAbort = undefined;
-  }
   const outcome = job.promised;
-  if (outcome === undefined) return;
-  if (job.state === State.Succeeded) outcome.resolve(job.value);
-  else outcome.reject(job.value);
+  if (outcome !== undefined) {
+    if (job.state === State.Succeeded) outcome.resolve(job.value);
+    else outcome.reject(job.value);
+  }
+  const ext = job.ext;
+  if (ext !== undefined && ext.watcher !== undefined) {
+    const watcher = ext.watcher;
+    ext.watcher = undefined; // a handle kept alone does not keep its whole batch alive
+    watcher.jobSettled(job);
+  }
 }
 
 /** Aborts the running attempt's signal with `reason` (cancellation, timeout, shutdown). @internal */
@@ -341,12 +352,4 @@ export function abortSignalOf(job: JobRecord, reason: unknown): void {
   const ext = job.extras();
   ext.abortReason = reason;
   ext.controller?.abort(reason);
-}
-
-/** Cancel `job` when `signal` aborts; the listener is removed once the job settles. @internal */
-export function followSignal(job: JobRecord, signal: AbortSignal): void {
-  const ext = job.extras();
-  ext.externalSignal = signal;
-  ext.onExternalAbort = () => job.cancel(signal.reason);
-  signal.addEventListener('abort', ext.onExternalAbort, { once: true });
 }

@@ -6,7 +6,8 @@ import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
-import { JobRecord, State, UNTIMED, type JobGroup, type JobHandle } from './job.js';
+import { JobBatch, withoutLiveSignal } from './job-group.js';
+import { JobRecord, State, UNTIMED, type JobGroup } from './job.js';
 import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -294,7 +295,11 @@ export abstract class Source<T = unknown, R = unknown> {
     const parsed = this.parseOptions(options);
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
-    return makeGroup(items.map((item) => this.enqueue(item.data, item.priority, parsed)));
+    const each = withoutLiveSignal(parsed); // the group follows the signal, with one listener
+    return new JobBatch(
+      items.map((item) => this.enqueue(item.data, item.priority, each)),
+      parsed?.signal,
+    );
   }
 
   /**
@@ -390,13 +395,4 @@ export abstract class Source<T = unknown, R = unknown> {
     });
     this.sizeWaiters = still.length > 0 ? still : undefined;
   }
-}
-
-/** @internal */
-export function makeGroup<R>(handles: readonly JobHandle<R>[]): JobGroup<R> {
-  return {
-    handles,
-    result: () => Promise.all(handles.map((handle) => handle.result())),
-    settled: () => Promise.all(handles.map((handle) => handle.settled())).then(() => undefined),
-  };
 }

@@ -1,5 +1,6 @@
 import type { JobHandle } from './job.js';
 import { parseAddOptions, type AddOptions } from './add-options.js';
+import { followSignal, withoutLiveSignal } from './job-group.js';
 import { Source } from './source.js';
 
 /**
@@ -106,6 +107,11 @@ export class Topic<in out T = unknown> {
 
   #deliver(data: T, options: AddOptions | undefined): JobHandle<unknown>[] {
     // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
-    return this.#subscriptions.slice().map((subscription) => subscription.enqueue(data, 0, subscription.parseOptions(options)));
+    const jobs = this.#subscriptions
+      .slice()
+      .map((subscription) => subscription.enqueue(data, 0, withoutLiveSignal(subscription.parseOptions(options))));
+    // One abort listener for every delivery, not one per subscription.
+    if (options?.signal !== undefined) followSignal(jobs, options.signal);
+    return jobs;
   }
 }

@@ -10,7 +10,8 @@ import type { WorkerEvents } from './events.js';
 import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
-import { abortSignalOf, deliverOutcome, followSignal, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
+import { followSignal } from './job-group.js';
+import { abortSignalOf, deliverOutcome, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
@@ -459,7 +460,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (now === UNTIMED && (timed || wasEmpty || (job.seq & SAMPLE_MASK) === 0)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
     source.noteAdd(job, now, wasEmpty);
-    if (parsed?.signal !== undefined) followSignal(job, parsed.signal);
+    if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
     return job;

@@ -1,5 +1,6 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CancelledError, Worker, type Job, type JobHandle, type WorkerOptions } from '../src/index.js';
+import { CancelledError, Topic, Worker, type Job, type JobHandle, type WorkerOptions } from '../src/index.js';
 import { deferred, flushMicrotasks, type Deferred } from './helpers.js';
 
 /**
@@ -461,5 +462,114 @@ describe('a job waiting for a retry', () => {
     await vi.advanceTimersByTimeAsync(5000);
     expect(runs).toHaveLength(1);
     expect(((await rejection(handle)) as CancelledError).reason).toBe('signal');
+  });
+});
+
+describe('one signal shared by many jobs (addAll, publish)', () => {
+  const listeners = (signal: AbortSignal): number => getEventListeners(signal, 'abort').length;
+
+  it('addAll of 50 jobs adds one abort listener, and Node warns of no listener leak', async () => {
+    vi.useRealTimers();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const worker = makeWorker({ autoRun: false });
+      const group = worker.bindQueue().addAll(Array.from({ length: 50 }, (_, i) => `job ${i}`), { signal: controller.signal });
+      await new Promise<void>((resolve) => setImmediate(resolve)); // warnings are emitted on nextTick
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning').map(String)).toEqual([]);
+      expect(listeners(controller.signal)).toBe(1);
+      controller.abort('stop');
+      expect(group.handles.every((handle) => handle.status === 'cancelled')).toBe(true);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('aborting cancels every job of the batch still waiting or running, with the reason, and removes the listener', async () => {
+    const controller = new AbortController();
+    const worker = makeWorker({ concurrency: 2 });
+    const queue = worker.bindQueue();
+    const group = queue.addAll(['a', 'b', 'c', 'd'], { signal: controller.signal });
+    await flushMicrotasks();
+    runOf('a').finish.resolve('A');
+    await flushMicrotasks();
+    expect(group.handles.map((h) => h.status)).toEqual(['succeeded', 'running', 'running', 'waiting']);
+    controller.abort('user left');
+    expect(group.handles.map((h) => h.status)).toEqual(['succeeded', 'cancelled', 'cancelled', 'cancelled']);
+    expect([runOf('b').signal.aborted, runOf('c').signal.aborted]).toEqual([true, true]);
+    expect(((await rejection(group.handles[3] as JobHandle<string>)) as CancelledError).reason).toBe('user left');
+    expect(queue.length).toBe(0);
+    expect(listeners(controller.signal)).toBe(0);
+  });
+
+  it('the listener is removed once every job of the batch has settled, also when one was cancelled by hand', async () => {
+    const controller = new AbortController();
+    const worker = makeWorker({ concurrency: 3 });
+    const group = worker.bindQueue().addAll(['a', 'b', 'c'], { signal: controller.signal });
+    await flushMicrotasks();
+    expect(group.handles[1]?.cancel()).toBe(true);
+    expect(listeners(controller.signal)).toBe(1); // a and c still follow it
+    runOf('a').finish.resolve('A');
+    await flushMicrotasks();
+    expect(listeners(controller.signal)).toBe(1);
+    runOf('c').finish.resolve('C');
+    runOf('b').finish.resolve('B'); // its handler returns after the cancel
+    await flushMicrotasks();
+    expect(group.handles.map((h) => h.status)).toEqual(['succeeded', 'cancelled', 'succeeded']);
+    expect(listeners(controller.signal)).toBe(0);
+    controller.abort(); // changes nothing now
+    expect(group.handles.map((h) => h.status)).toEqual(['succeeded', 'cancelled', 'succeeded']);
+  });
+
+  it('an already-aborted signal cancels the whole batch at once and adds no listener', () => {
+    const worker = makeWorker({ autoRun: false });
+    const signal = AbortSignal.abort('too late');
+    const group = worker.bindQueue().addAll(['a', 'b'], { signal });
+    expect(group.handles.map((h) => h.status)).toEqual(['cancelled', 'cancelled']);
+    expect(listeners(signal)).toBe(0);
+  });
+
+  it('a signal given to single adds still gets one listener per job, each removed when its job settles', async () => {
+    const controller = new AbortController();
+    const worker = makeWorker();
+    const queue = worker.bindQueue();
+    const first = queue.add('a', { signal: controller.signal });
+    queue.add('b', { signal: controller.signal });
+    expect(listeners(controller.signal)).toBe(2);
+    await flushMicrotasks();
+    runOf('a').finish.resolve('A');
+    await first.settled();
+    expect(listeners(controller.signal)).toBe(1);
+    await flushMicrotasks();
+    controller.abort('x');
+    expect(listeners(controller.signal)).toBe(0);
+  });
+
+  it('topic.publish to 20 subscriptions with a signal adds one listener; aborting cancels every delivery', async () => {
+    const topic = new Topic<string>();
+    const subscriptions = Array.from({ length: 20 }, () => makeWorker({ autoRun: false }).subscribe(topic));
+    const controller = new AbortController();
+    const handles = topic.publish('news', { signal: controller.signal });
+    expect(handles).toHaveLength(20);
+    expect(listeners(controller.signal)).toBe(1);
+    controller.abort('retracted');
+    expect(handles.every((handle) => handle.status === 'cancelled')).toBe(true);
+    expect(subscriptions.map((sub) => sub.length)).toEqual(Array(20).fill(0));
+    expect(listeners(controller.signal)).toBe(0);
+  });
+
+  it('topic.publish: the listener goes once every delivery has settled', async () => {
+    const topic = new Topic<string>();
+    const workers = [makeWorker(), makeWorker()];
+    for (const worker of workers) worker.subscribe(topic);
+    const controller = new AbortController();
+    const handles = topic.publish('news', { signal: controller.signal });
+    await flushMicrotasks();
+    for (const run of runs) run.finish.resolve('done');
+    await Promise.all(handles.map((handle) => handle.settled()));
+    expect(handles.map((handle) => handle.status)).toEqual(['succeeded', 'succeeded']);
+    expect(listeners(controller.signal)).toBe(0);
   });
 });

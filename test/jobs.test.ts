@@ -483,6 +483,102 @@ describe('addAll', () => {
   });
 });
 
+describe('addAll: the group of a big or mixed batch', () => {
+  it('settled() and result() of 2,100,000 jobs resolve (Promise.all over them throws a RangeError)', async () => {
+    const count = 2_100_000;
+    const worker = new Worker((job: Job<number>) => job.data * 2, { concurrency: Infinity, autoRun: false });
+    const data = new Array<number>(count);
+    for (let i = 0; i < count; i++) data[i] = i;
+    const group = worker.bindQueue().addAll(data);
+    const outcome = (promise: Promise<unknown>) => promise.then((value) => ({ value }), (error: unknown) => ({ error: String(error) }));
+    const settled = outcome(group.settled()); // asked while every job waits
+    // Checked before any job runs: after Promise.all gave up on so many, their settling spun for minutes.
+    expect(await Promise.race([settled, nextMacrotask().then(() => 'pending')])).toBe('pending');
+    worker.start();
+    expect(await settled).toEqual({ value: undefined });
+    expect(group.handles[count - 1]?.status).toBe('succeeded');
+    const result = (await outcome(group.result())) as { value: number[] }; // asked once every job has settled
+    expect(Object.keys(result)).toEqual(['value']);
+    const values = result.value;
+    expect(values).toHaveLength(count);
+    let inOrder = true;
+    for (let i = 0; i < count; i++) if (values[i] !== i * 2) inOrder = false;
+    expect(inOrder).toBe(true);
+  }, 60_000);
+
+  it('result() rejects with the error of the job that failed first, whatever its place in the batch', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 4 });
+    const group = worker.bindQueue().addAll([0, 1, 2, 3]);
+    const result = group.result();
+    result.catch(() => undefined);
+    await flushMicrotasks();
+    const third = new Error('third failed first');
+    gate.started[2]?.fail(third);
+    await flushMicrotasks();
+    gate.started[0]?.fail(new Error('first failed later'));
+    await expect(result).rejects.toBe(third);
+  });
+
+  it('result() asked after the jobs settled: the first failure in add order, as Promise.all would give', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 3 });
+    const group = worker.bindQueue().addAll([0, 1, 2]);
+    await flushMicrotasks();
+    gate.started[2]?.fail(new Error('two'));
+    gate.started[1]?.fail(new Error('one'));
+    gate.started[0]?.finish(0);
+    await group.settled();
+    await expect(group.result()).rejects.toThrow('one');
+  });
+
+  it('result() rejects with the CancelledError of a cancelled job; settled() still waits for the others', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const group = worker.bindQueue().addAll([0, 1]);
+    await flushMicrotasks();
+    group.handles[1]?.cancel('not needed');
+    await expect(group.result()).rejects.toBeInstanceOf(CancelledError);
+    let settled = false;
+    void group.settled().then(() => (settled = true));
+    await flushMicrotasks();
+    expect(settled).toBe(false);
+    gate.started[0]?.finish(0);
+    await flushMicrotasks();
+    expect(settled).toBe(true);
+  });
+
+  it('result() and settled() give the same promise each call, and an empty batch resolves at once', async () => {
+    const worker = new Worker((job: Job<number>) => job.data, { autoRun: false });
+    const group = worker.bindQueue().addAll([1, 2]);
+    expect(group.result()).toBe(group.result());
+    expect(group.settled()).toBe(group.settled());
+    worker.start();
+    await expect(group.result()).resolves.toEqual([1, 2]);
+    const empty = worker.bindQueue().addAll([]);
+    await expect(empty.result()).resolves.toEqual([]);
+    await expect(empty.settled()).resolves.toBeUndefined();
+  });
+
+  it('a failed batch whose result() nobody asked for raises no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const worker = new Worker(() => {
+        throw new Error('boom');
+      });
+      const group = worker.bindQueue().addAll([1, 2, 3]);
+      await group.settled();
+      await nextMacrotask();
+      expect(group.handles.map((h) => h.status)).toEqual(['failed', 'failed', 'failed']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
+
 describe('addAll into a source without room for the whole batch', () => {
   function refusal(fn: () => unknown): QueueFullError {
     try {
