@@ -24,14 +24,17 @@ function emit(obj) {
 process.on('exit', () => {
   emit({
     ok: false,
-    error:
-      'event loop emptied before the completion promise settled ' +
-      '(an idle/drain/result promise that never resolves?)',
+    error: 'event loop emptied before the completion promise settled (an idle/drain/result promise that never resolves?)',
   });
 });
 const unhandled = [];
 process.on('unhandledRejection', (reason) => {
-  unhandled.push(String(reason?.stack ?? reason).split('\n').slice(0, 2).join(' | '));
+  unhandled.push(
+    String(reason?.stack ?? reason)
+      .split('\n')
+      .slice(0, 2)
+      .join(' | '),
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -66,7 +69,7 @@ const job = () => {
 // the callback fires on a later microtask, not synchronously.
 const cbWorker = (_arg, cb) => {
   ran++;
-  Promise.resolve().then(() => cb(null));
+  void Promise.resolve().then(() => cb(null));
 };
 
 async function loadQmux() {
@@ -503,7 +506,11 @@ main().then(
     emit({
       ok: false,
       error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-      stack: String(err?.stack ?? '').split('\n').slice(1, 4).map((l) => l.trim()).join(' | '),
+      stack: String(err?.stack ?? '')
+        .split('\n')
+        .slice(1, 4)
+        .map((l) => l.trim())
+        .join(' | '),
     });
     process.exit(1);
   },

@@ -62,7 +62,10 @@ if (!Number.isInteger(runs) || runs < 1) {
 }
 let selected = WORKLOADS;
 if (opts.only !== undefined) {
-  const ids = opts.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids = opts.only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = ids.filter((id) => !WORKLOAD_IDS.includes(id));
   if (unknown.length || ids.length === 0) {
     process.stderr.write(`unknown workload id(s): ${unknown.join(', ') || '(none given)'}; known: ${WORKLOAD_IDS.join(', ')}\n`);
@@ -118,7 +121,11 @@ function runCell(spec) {
         resolve({ ok: false, timedOut: true, error: `timed out after ${CELL_TIMEOUT_MS / 1000} s (killed)` });
         return;
       }
-      const line = out.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+      const line = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((l) => l.startsWith('{'));
       if (line) {
         try {
           resolve(JSON.parse(line));
@@ -141,9 +148,7 @@ function fmtSample(kind, r) {
 }
 
 const started = Date.now();
-process.stderr.write(
-  `qmux bench (${mode}): ${selected.map((w) => w.id).join(', ')}; ${runs} run(s) per cell, ${totalCells} cells\n`,
-);
+process.stderr.write(`qmux bench (${mode}): ${selected.map((w) => w.id).join(', ')}; ${runs} run(s) per cell, ${totalCells} cells\n`);
 // The commit is taken before any cell runs, when `npm run bench` has just built dist/ from src/:
 // edits made while the suite runs do not change what it measures.
 const GIT_AT_START = gitDescribe();
@@ -203,7 +208,7 @@ const bytes = (b) => {
 };
 
 function table(headers, rows) {
-  const lines = [`| ${headers.join(' | ')} |`, `|${headers.map((h, i) => (i === 0 || i === 1 ? ' --- ' : ' ---: ')).join('|')}|`];
+  const lines = [`| ${headers.join(' | ')} |`, `|${headers.map((_h, i) => (i === 0 || i === 1 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
   return lines.join('\n');
 }
@@ -213,7 +218,9 @@ function collectNotes(g, cell) {
   const label = `${g.workload.id} ${g.row.label} ${LABELS[cell.variant] ?? cell.variant}`;
   const leftovers = cell.samples.filter((s) => s.leftoverTimers > 0);
   if (leftovers.length && g.workload.kind !== 'delayed') {
-    notes.push(`${label}: ${leftovers[0].leftoverTimers} Timeout(s) still armed after the queue went idle (${leftovers.length}/${cell.samples.length} runs)`);
+    notes.push(
+      `${label}: ${leftovers[0].leftoverTimers} Timeout(s) still armed after the queue went idle (${leftovers.length}/${cell.samples.length} runs)`,
+    );
   }
   const unh = cell.samples.find((s) => s.unhandledRejections);
   if (unh) notes.push(`${label}: ${unh.unhandledRejections.count} unhandled rejection(s), first: ${unh.unhandledRejections.first}`);
@@ -282,7 +289,18 @@ function memoryTable(w) {
 }
 
 function delayedTable(w) {
-  const headers = ['library', 'adds/s', 'ns/add', 'spread', 'heap B/job (queued)', "'Timeout' timers armed", 'purge ns/job', 'timers after purge + stop', 'due during the loop (ran)', 'q.length after add / purge'];
+  const headers = [
+    'library',
+    'adds/s',
+    'ns/add',
+    'spread',
+    'heap B/job (queued)',
+    "'Timeout' timers armed",
+    'purge ns/job',
+    'timers after purge + stop',
+    'due during the loop (ran)',
+    'q.length after add / purge',
+  ];
   const rows = [];
   for (const g of groups.filter((x) => x.workload === w)) {
     for (const cell of g.cells) {
@@ -306,8 +324,10 @@ function delayedTable(w) {
         int(med(cell, 'ranBeforePurge')),
         `${int(med(cell, 'lengthAfterAdd'))} / ${uniq('lengthAfterPurge')}`,
       ]);
-      if (cell.samples.some((s) => s.timersArmed !== 1)) notes.push(`delayed: expected exactly 1 armed Timeout after adding all delayed jobs, saw ${uniq('timersArmed')}`);
-      if (cell.samples.some((s) => s.timersAfterPurge !== 0)) notes.push(`delayed: ${uniq('timersAfterPurge')} Timeout(s) still armed after q.purge() + w.stop()`);
+      if (cell.samples.some((s) => s.timersArmed !== 1))
+        notes.push(`delayed: expected exactly 1 armed Timeout after adding all delayed jobs, saw ${uniq('timersArmed')}`);
+      if (cell.samples.some((s) => s.timersAfterPurge !== 0))
+        notes.push(`delayed: ${uniq('timersAfterPurge')} Timeout(s) still armed after q.purge() + w.stop()`);
       if (cell.samples.some((s) => s.lengthAfterPurge !== 0)) notes.push(`delayed: q.length is ${uniq('lengthAfterPurge')} after q.purge()`);
     }
   }
@@ -344,7 +364,10 @@ const version = (pkg) => {
 };
 const cpus = os.cpus();
 const argText = process.argv.slice(2).join(' ');
-const command = process.env.npm_lifecycle_event === 'bench' ? `npm run bench${argText ? ` -- ${argText}` : ''}` : `node bench/run.mjs${argText ? ` ${argText}` : ''}`;
+const command =
+  process.env.npm_lifecycle_event === 'bench'
+    ? `npm run bench${argText ? ` -- ${argText}` : ''}`
+    : `node bench/run.mjs${argText ? ` ${argText}` : ''}`;
 
 const machine = [
   `- CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} (${os.arch()}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}`,

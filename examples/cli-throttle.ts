@@ -193,6 +193,6 @@ for (const r of reports) {
   );
 }
 console.log(`  ${'all'.padEnd(width)}  ${String(okCount).padStart(4)}  ${String(failedCount).padStart(6)}`);
-console.log('  (time: the sum of its commands\' run times; done at: when its last command finished)');
+console.log("  (time: the sum of its commands' run times; done at: when its last command finished)");
 if (failures.length > 0) console.log(`\nFailed:\n  ${failures.join('\n  ')}`);
 process.exitCode = failedCount > 0 || reports.some((r) => r.cancelled > 0) ? 1 : 0;

@@ -95,9 +95,7 @@ for (const api of APIS) {
     api.rateLimit === undefined
       ? 'no rate limit'
       : `at most ${busiestWindow(times, api.rateLimit.interval)} started in any ${api.rateLimit.interval} ms (limit ${api.rateLimit.limit})`;
-  console.log(
-    `  ${api.name}: ${times.length} calls, ${rate}, at most ${maxInFlight.get(api.name)} in flight (limit ${api.concurrency})`,
-  );
+  console.log(`  ${api.name}: ${times.length} calls, ${rate}, at most ${maxInFlight.get(api.name)} in flight (limit ${api.concurrency})`);
 }
 const ok = statuses.filter((status) => status === 200).length;
 console.log(`\n${ok} of ${handles.length} calls answered 200 in about ${Math.round(elapsed / 100) * 100} ms`);

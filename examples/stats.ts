@@ -62,10 +62,17 @@ clearInterval(monitor);
 
 const s = worker.stats();
 const c = s.counters;
-console.log(`\ncounters: added ${c.added}, started ${c.started}, succeeded ${c.succeeded}, failed ${c.failed}, retried ${c.retried}, dead ${c.dead}, cancelled ${c.cancelled}`);
+console.log(
+  `\ncounters: added ${c.added}, started ${c.started}, succeeded ${c.succeeded}, failed ${c.failed}, retried ${c.retried}, dead ${c.dead}, cancelled ${c.cancelled}`,
+);
 const ms = (x: number) => `${x.toFixed(1)}ms`;
-for (const [label, t] of [['wait', s.waitTime], ['run', s.runTime]] as const) {
-  console.log(`${label} time over ${t.count} sampled jobs (1 in ${s.sampleEvery}): p50 ${ms(t.p50)}, p90 ${ms(t.p90)}, p99 ${ms(t.p99)}, max ${ms(t.max)}`);
+for (const [label, t] of [
+  ['wait', s.waitTime],
+  ['run', s.runTime],
+] as const) {
+  console.log(
+    `${label} time over ${t.count} sampled jobs (1 in ${s.sampleEvery}): p50 ${ms(t.p50)}, p90 ${ms(t.p90)}, p99 ${ms(t.p99)}, max ${ms(t.max)}`,
+  );
 }
 console.log(`now: status ${s.status}, waiting ${s.waiting}, oldest due job ${s.oldestDueAgeMs === null ? 'none' : `${s.oldestDueAgeMs}ms`}`);
 

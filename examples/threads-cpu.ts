@@ -44,10 +44,15 @@ console.log(`async worker,   concurrency ${cores}: ${asyncRun.primes} primes in 
 // Worker threads: one thread per core (`concurrency` defaults to os.availableParallelism()).
 const inThreads = new Worker<Range, number>(new URL('./cpu-handler.ts', import.meta.url), { concurrency: cores });
 // One tiny job per thread starts them all and loads the handler in each.
-const warmUp = await timed(inThreads, Array.from({ length: cores }, () => ({ from: 0, to: 1 })));
+const warmUp = await timed(
+  inThreads,
+  Array.from({ length: cores }, () => ({ from: 0, to: 1 })),
+);
 const threadsRun = await timed(inThreads, ranges);
 await inThreads.stop(); // releases the threads
-console.log(`threads worker, ${cores} threads:     ${threadsRun.primes} primes in ${threadsRun.ms.toFixed(0)} ms (+ ${warmUp.ms.toFixed(0)} ms to start the threads)`);
+console.log(
+  `threads worker, ${cores} threads:     ${threadsRun.primes} primes in ${threadsRun.ms.toFixed(0)} ms (+ ${warmUp.ms.toFixed(0)} ms to start the threads)`,
+);
 
 if (threadsRun.primes !== asyncRun.primes) throw new Error('the two runs disagree');
 console.log(`speed-up: ${(asyncRun.ms / threadsRun.ms).toFixed(2)}x (${(asyncRun.ms / (threadsRun.ms + warmUp.ms)).toFixed(2)}x counting the start)`);

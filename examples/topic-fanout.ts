@@ -46,7 +46,9 @@ for (const order of [
   { id: 'A-2', total: 99, address: '2 Side Rd' },
 ]) {
   const handles = orders.publish(order);
-  console.log(`publish ${order.id} with ${orders.subscriberCount} subscribers -> ${handles.length} jobs (ids ${handles.map((h) => h.id).join(', ')})`);
+  console.log(
+    `publish ${order.id} with ${orders.subscriberCount} subscribers -> ${handles.length} jobs (ids ${handles.map((h) => h.id).join(', ')})`,
+  );
   const results = await Promise.all(handles.map((handle) => handle.result()));
   console.log(`  results: ${results.map((result) => JSON.stringify(result)).join(', ')}`);
 }

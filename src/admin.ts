@@ -67,7 +67,10 @@ async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> 
   } catch {
     throw new HttpError(400, 'malformed request URL');
   }
-  const parts = path.split('/').filter((part) => part.length > 0).map(decodePart);
+  const parts = path
+    .split('/')
+    .filter((part) => part.length > 0)
+    .map(decodePart);
 
   if (parts.length === 1 && parts[0] === 'health') {
     allow(method, 'GET');

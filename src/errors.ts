@@ -72,9 +72,7 @@ export class CancelledError extends QmuxError {
   /** @param reason - why the job was cancelled (any value) */
   constructor(reason?: unknown) {
     super(
-      reason === undefined
-        ? 'qmux: job cancelled'
-        : `qmux: job cancelled: ${reason instanceof Error ? reason.message : String(reason)}`,
+      reason === undefined ? 'qmux: job cancelled' : `qmux: job cancelled: ${reason instanceof Error ? reason.message : String(reason)}`,
       reason instanceof Error ? { cause: reason } : undefined,
     );
     this.reason = reason;

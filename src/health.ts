@@ -76,9 +76,7 @@ export class CrashWindow {
   /** Why the worker is degraded at `now`, or `undefined` when it is not. */
   degradedReason(now: number): string | undefined {
     const count = this.#count(now);
-    return count >= CRASHES_TO_DEGRADE
-      ? `${count} worker-thread crashes in the last ${CRASH_WINDOW_MS / 1000} s`
-      : undefined;
+    return count >= CRASHES_TO_DEGRADE ? `${count} worker-thread crashes in the last ${CRASH_WINDOW_MS / 1000} s` : undefined;
   }
 
   #count(now: number): number {

@@ -324,7 +324,6 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     }
     return this.promised;
   }
-
 }
 
 /**

@@ -50,7 +50,7 @@ const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
  * ```
  */
 export class Registry {
-  readonly #workers = new Map<string, Worker<any, any>>();
+  readonly #workers = new Map<string, Worker<never, unknown>>();
 
   /** Adds a worker (of any job types). Throws a `TypeError` if one with the same name is already registered. */
   add<T, R>(worker: Worker<T, R>): this {
@@ -58,9 +58,11 @@ export class Registry {
       throw new TypeError(`qmux: registry.add(worker) needs a Worker, got ${check.describeValue(worker)}`);
     }
     if (this.#workers.has(worker.name)) {
-      throw new TypeError(`qmux: registry.add(worker): a worker named "${worker.name}" is already registered; give workers distinct \`name\` options`);
+      throw new TypeError(
+        `qmux: registry.add(worker): a worker named "${worker.name}" is already registered; give workers distinct \`name\` options`,
+      );
     }
-    this.#workers.set(worker.name, worker as unknown as Worker<any, any>);
+    this.#workers.set(worker.name, worker as unknown as Worker<never, unknown>);
     return this;
   }
 
@@ -71,7 +73,7 @@ export class Registry {
    * A helper that takes any worker is generic: `<T, R>(worker: Worker<T, R>) => ...`.
    */
   get(name: string): Worker<never, unknown> | undefined {
-    return this.#workers.get(name) as Worker<never, unknown> | undefined;
+    return this.#workers.get(name);
   }
 
   /** Names of the registered workers, in the order they were added. */
@@ -105,7 +107,10 @@ export class Registry {
    */
   async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
     check.optionsObject('shutdown options', options);
-    const timeout = options?.timeout === undefined ? Infinity : check.timerMs('shutdown option "timeout"', check.nonNegativeMs('shutdown option "timeout"', options.timeout));
+    const timeout =
+      options?.timeout === undefined
+        ? Infinity
+        : check.timerMs('shutdown option "timeout"', check.nonNegativeMs('shutdown option "timeout"', options.timeout));
     const pending = new Map<string, Promise<void>>();
     for (const [name, worker] of this.#workers) pending.set(name, stopQuietly(worker));
     const finished = new Set<string>();
@@ -131,6 +136,6 @@ export class Registry {
 }
 
 /** `stop()` that cannot reject, whatever a worker's state. */
-function stopQuietly(worker: Worker<any, any>): Promise<void> {
+function stopQuietly(worker: Worker<never, unknown>): Promise<void> {
   return worker.stop().catch(() => undefined);
 }

@@ -7,7 +7,7 @@ import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
-import { JobRecord, State, UNTIMED, type JobGroup } from './job.js';
+import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
 import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -340,8 +340,7 @@ export abstract class Source<T = unknown, R = unknown> {
   oldestDueAgeMs(now: number): number | null {
     if (this.due.length === 0) return null;
     let age = -1;
-    const ageOf = (job: JobRecord, addedAt: number): number =>
-      job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt;
+    const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
     const samples = this.#samples;

@@ -67,11 +67,7 @@ const URL_LIKE = /^(?:[a-z][a-z\d+.-]+:\/\/|data:)/i;
 function handlerModule(handler: URL | string): string {
   if (handler === '') throw new TypeError('qmux: new Worker(handler): a handler module path must be a non-empty string, got ""');
   const url =
-    handler instanceof URL
-      ? handler
-      : handler.startsWith('file:') || URL_LIKE.test(handler)
-        ? new URL(handler)
-        : pathToFileURL(resolvePath(handler));
+    handler instanceof URL ? handler : handler.startsWith('file:') || URL_LIKE.test(handler) ? new URL(handler) : pathToFileURL(resolvePath(handler));
   if (url.protocol !== 'file:') {
     throw new TypeError(`qmux: new Worker(handler): a handler module URL must be a file: URL (threads load modules from disk), got ${url.href}`);
   }
@@ -198,9 +194,7 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
       // tinypool would clamp it: the threads kept alive would silently not be the ones asked for.
       if (minThreads > concurrency) {
         const given = options?.concurrency === undefined ? `${concurrency}, the default: os.availableParallelism()` : `${concurrency}`;
-        throw new RangeError(
-          `qmux: worker option "minThreads" (${minThreads}) must be at most "concurrency" (${given}), the number of threads`,
-        );
+        throw new RangeError(`qmux: worker option "minThreads" (${minThreads}) must be at most "concurrency" (${given}), the number of threads`);
       }
     }
     if (options?.idleTimeout !== undefined) {

@@ -90,10 +90,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
 
-  constructor(
-    handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions,
-    maybeOptions?: WorkerOptions | ThreadWorkerOptions,
-  ) {
+  constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
     const config = resolveWorkerConfig(handlerOrOptions, maybeOptions);
     const { concurrency, strategy, threadModule } = config;
@@ -427,7 +424,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
     const job = new JobRecord<D, Q>(source, data, priority, UNTIMED, State.Waiting);
     this.#core.created();
-    if (parsed !== undefined && parsed.needsExtras) {
+    if (parsed?.needsExtras) {
       const ext = job.extras();
       ext.id = parsed.id;
       ext.timeout = parsed.timeout;
@@ -719,7 +716,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (at === Infinity) this.#timer.disarm();
     else this.#timer.arm(at, this.#clock.now());
   }
-
 }
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });

@@ -401,7 +401,7 @@ describe('paths and methods', () => {
  */
 function rawRequest(method: string, path: string, body: string | undefined): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const { port } = server?.address() as AddressInfo;
+    const { port } = server!.address() as AddressInfo;
     const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { 'content-type': 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -133,7 +133,7 @@ describe('a waiting job', () => {
     expect(runs.map((r) => r.data)).toEqual(['p0', 'p2', 'p3']);
   });
 
-  it('is cancelled when its `signal` aborts, with the signal\'s reason', async () => {
+  it("is cancelled when its `signal` aborts, with the signal's reason", async () => {
     const worker = makeWorker();
     const queue = worker.bindQueue();
     queue.add('first');
@@ -148,7 +148,7 @@ describe('a waiting job', () => {
     expect((error as CancelledError).reason).toBe('user left');
   });
 
-  it('a signal aborted without a reason cancels with the signal\'s own AbortError as the reason', async () => {
+  it("a signal aborted without a reason cancels with the signal's own AbortError as the reason", async () => {
     const worker = makeWorker({ autoRun: false });
     const controller = new AbortController();
     const handle = worker.bindQueue().add('a', { signal: controller.signal });
@@ -301,7 +301,7 @@ describe('a running job', () => {
     expect(events).toEqual(['cancelled a']);
   });
 
-  it('waitUntilIdle waits for the cancelled job\'s handler to return', async () => {
+  it("waitUntilIdle waits for the cancelled job's handler to return", async () => {
     const worker = makeWorker();
     const handle = worker.bindQueue().add('a');
     await flushMicrotasks();
@@ -476,7 +476,10 @@ describe('one signal shared by many jobs (addAll, publish)', () => {
     try {
       const controller = new AbortController();
       const worker = makeWorker({ autoRun: false });
-      const group = worker.bindQueue().addAll(Array.from({ length: 50 }, (_, i) => `job ${i}`), { signal: controller.signal });
+      const group = worker.bindQueue().addAll(
+        Array.from({ length: 50 }, (_, i) => `job ${i}`),
+        { signal: controller.signal },
+      );
       await new Promise<void>((resolve) => setImmediate(resolve)); // warnings are emitted on nextTick
       expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning').map(String)).toEqual([]);
       expect(listeners(controller.signal)).toBe(1);

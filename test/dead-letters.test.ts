@@ -245,7 +245,7 @@ describe('redrive(entry)', () => {
     expect(worker.deadLetters[0]?.attempts).toBe(1);
   });
 
-  it('keeps the job\'s own retry option', async () => {
+  it("keeps the job's own retry option", async () => {
     const worker = makeWorker();
     const queue = worker.bindQueue();
     queue.add({ name: 'a', fails: 3 }, { retry: { attempts: 2 } });
@@ -256,7 +256,7 @@ describe('redrive(entry)', () => {
     expect(starts.map((s) => s.attempt)).toEqual([1, 2, 1, 2]);
   });
 
-  it('puts a priority queue\'s job back with its priority number', async () => {
+  it("puts a priority queue's job back with its priority number", async () => {
     const worker = makeWorker({ autoRun: false });
     const pq = worker.bindPriorityQueue();
     pq.add({ name: 'urgent', fails: 1 }, 0);
@@ -271,7 +271,7 @@ describe('redrive(entry)', () => {
     expect(starts.map((s) => s.name)).toEqual(['urgent', 'urgent', 'mid', 'low']);
   });
 
-  it('puts a subscription\'s job back on that subscription only, not on the topic', async () => {
+  it("puts a subscription's job back on that subscription only, not on the topic", async () => {
     const topic = new Topic<Payload>();
     const worker = makeWorker();
     const other = makeWorker();

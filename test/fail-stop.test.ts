@@ -16,14 +16,14 @@ import { deferred, flushMicrotasks, type Deferred } from './helpers.js';
  * every waiting job, tells whoever waits, lets nothing escape to the host, and recovers on start().
  */
 
-type Misbehaviour = 'throws' | 'returns undefined' | 'returns an ineligible entry' | 'returns a copy of an entry' | 'returns another worker\'s entry';
+type Misbehaviour = 'throws' | 'returns undefined' | 'returns an ineligible entry' | 'returns a copy of an entry' | "returns another worker's entry";
 
 const MISBEHAVIOURS: Misbehaviour[] = [
   'throws',
   'returns undefined',
   'returns an ineligible entry',
   'returns a copy of an entry',
-  'returns another worker\'s entry',
+  "returns another worker's entry",
 ];
 
 /** An entry of another worker's list, captured by a well-behaved picker (see beforeAll). */
@@ -58,7 +58,7 @@ class Switchable {
       }
       case 'returns a copy of an entry':
         return { ...first, name: first.name, index: first.index, eligible: true, length: first.length } as SourceView;
-      case 'returns another worker\'s entry':
+      case "returns another worker's entry":
         return foreignEntry as SourceView;
     }
   }
@@ -237,7 +237,7 @@ describe('while halted', () => {
     expect(worker.numPending).toBe(2);
   });
 
-  it('waitUntilIdle() pending at the halt rejects with the halt\'s error', async () => {
+  it("waitUntilIdle() pending at the halt rejects with the halt's error", async () => {
     const { worker, switchable, halts, main } = setup();
     main.add('a');
     main.add('b');

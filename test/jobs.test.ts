@@ -1,14 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  CancelledError,
-  QmuxError,
-  QueueClosedError,
-  QueueFullError,
-  Worker,
-  type Job,
-  type JobHandle,
-  type Task,
-} from '../src/index.js';
+import { CancelledError, QmuxError, QueueClosedError, QueueFullError, Worker, type Job, type JobHandle, type Task } from '../src/index.js';
 import { Gate, deferred, flushMicrotasks, nextMacrotask } from './helpers.js';
 
 afterEach(() => {
@@ -490,7 +481,11 @@ describe('addAll: the group of a big or mixed batch', () => {
     const data = new Array<number>(count);
     for (let i = 0; i < count; i++) data[i] = i;
     const group = worker.bindQueue().addAll(data);
-    const outcome = (promise: Promise<unknown>) => promise.then((value) => ({ value }), (error: unknown) => ({ error: String(error) }));
+    const outcome = (promise: Promise<unknown>) =>
+      promise.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error: String(error) }),
+      );
     const settled = outcome(group.settled()); // asked while every job waits
     // Checked before any job runs: after Promise.all gave up on so many, their settling spun for minutes.
     expect(await Promise.race([settled, nextMacrotask().then(() => 'pending')])).toBe('pending');
@@ -601,7 +596,14 @@ describe('addAll into a source without room for the whole batch', () => {
     expect([error.source, error.capacity, error.requested, error.free]).toEqual(['batch', 3, 3, 2]);
     const pq = worker.bindPriorityQueue({ name: 'ranked', capacity: 2 });
     pq.add(0, 0);
-    expect(refusal(() => pq.addAll([{ data: 1, priority: 0 }, { data: 2, priority: 1 }])).message).toContain('lacks room for 2 jobs (1 free');
+    expect(
+      refusal(() =>
+        pq.addAll([
+          { data: 1, priority: 0 },
+          { data: 2, priority: 1 },
+        ]),
+      ).message,
+    ).toContain('lacks room for 2 jobs (1 free');
     expect([q.length, pq.length]).toEqual([1, 1]);
   });
 
@@ -796,13 +798,15 @@ describe('function workers', () => {
     const q = worker.bindQueue();
     let running = 0;
     let max = 0;
-    const task = (n: number): Task<number> => async () => {
-      running++;
-      max = Math.max(max, running);
-      await new Promise((resolve) => setImmediate(resolve));
-      running--;
-      return n * n;
-    };
+    const task =
+      (n: number): Task<number> =>
+      async () => {
+        running++;
+        max = Math.max(max, running);
+        await new Promise((resolve) => setImmediate(resolve));
+        running--;
+        return n * n;
+      };
     const handles = [1, 2, 3, 4, 5].map((n) => q.add(task(n)));
     const sync = q.add(() => 7);
     expect(await Promise.all(handles.map((h) => h.result()))).toEqual([1, 4, 9, 16, 25]);

@@ -49,7 +49,10 @@ interface Payload {
  * Adds `count` jobs through `add` and returns their handles and WeakRefs to their data. Kept in
  * its own function so that no local of the test holds the data.
  */
-function addWatched(count: number, add: (data: Payload, i: number) => JobHandle<unknown>): { handles: JobHandle<unknown>[]; refs: WeakRef<Payload>[] } {
+function addWatched(
+  count: number,
+  add: (data: Payload, i: number) => JobHandle<unknown>,
+): { handles: JobHandle<unknown>[]; refs: WeakRef<Payload>[] } {
   const handles: JobHandle<unknown>[] = [];
   const refs: WeakRef<Payload>[] = [];
   for (let i = 0; i < count; i++) {

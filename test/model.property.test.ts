@@ -493,7 +493,8 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
     for (let round = 0; round < 20 && !idle && idleError === undefined; round++) await vi.advanceTimersByTimeAsync(10_000);
     await flushMicrotasks();
     if (idleError !== undefined) problem(`waitUntilIdle rejected: ${String(idleError)}`);
-    else if (!idle) problem(`waitUntilIdle did not resolve (status ${worker.status}, pending ${worker.numPending}, processing ${worker.numProcessing})`);
+    else if (!idle)
+      problem(`waitUntilIdle did not resolve (status ${worker.status}, pending ${worker.numPending}, processing ${worker.numProcessing})`);
     checkState('at the end');
     if (worker.status !== 'idle') problem(`ends ${worker.status}, not idle`);
     if (worker.numPending !== 0) problem(`ends with numPending ${worker.numPending}`);
@@ -527,7 +528,8 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
       if (status !== expected.status || job.handle.attempts !== expected.attempts) {
         problem(`${label}: expected ${expected.status} after ${expected.attempts} attempt(s), got ${status} after ${job.handle.attempts}`);
       }
-      if (job.events.retrying !== job.handle.attempts - 1) problem(`${label}: ${job.events.retrying} retrying events for ${job.handle.attempts} attempts`);
+      if (job.events.retrying !== job.handle.attempts - 1)
+        problem(`${label}: ${job.events.retrying} retrying events for ${job.handle.attempts} attempts`);
       if (status === 'succeeded') {
         if (job.events.completed !== 1 || job.events.dead !== 0) problem(`${label}: events ${JSON.stringify(job.events)}`);
         if (job.result !== undefined && !(job.result.ok && job.result.value === `${job.data.key}:${job.handle.attempts}`)) {
@@ -539,9 +541,7 @@ async function runScenario(config: Config, ops: Op[]): Promise<void> {
         const lastTimedOut = last.startsWith('slow') && config.timeout !== undefined && job.data.ms > config.timeout;
         if (job.result !== undefined) {
           const error = job.result.ok ? undefined : job.result.error;
-          const right = lastTimedOut
-            ? error instanceof TimeoutError
-            : error instanceof PlannedFailure && error.attempt === job.handle.attempts;
+          const right = lastTimedOut ? error instanceof TimeoutError : error instanceof PlannedFailure && error.attempt === job.handle.attempts;
           if (!right) problem(`${label}: failed with ${String(error)}`);
         }
       }

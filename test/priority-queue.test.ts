@@ -91,7 +91,11 @@ describe('PriorityQueue', () => {
         { retry: { attempts: 2 } },
       );
       if (kind === 'queue') worker.bindQueue().addAll(['a', 'b', 'c'], { delay: 10 });
-      else worker.bindPriorityQueue().addAll(['a', 'b', 'c'].map((data) => ({ data, priority: 1 })), { delay: 10 });
+      else
+        worker.bindPriorityQueue().addAll(
+          ['a', 'b', 'c'].map((data) => ({ data, priority: 1 })),
+          { delay: 10 },
+        );
       await vi.advanceTimersByTimeAsync(10);
       await worker.waitUntilIdle();
       return taken;

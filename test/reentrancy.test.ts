@@ -37,10 +37,7 @@ describe('a retry hook that cancels the failing job', () => {
     vi.useFakeTimers();
     const request = new AbortController();
     const giveUp = (): void => request.abort('give up');
-    const retry =
-      hook === 'retryIf'
-        ? { attempts: 3, retryIf: () => (giveUp(), true) }
-        : { attempts: 3, backoff: () => (giveUp(), 0) };
+    const retry = hook === 'retryIf' ? { attempts: 3, retryIf: () => (giveUp(), true) } : { attempts: 3, backoff: () => (giveUp(), 0) };
     let calls = 0;
     const worker = new Worker(
       async () => {
@@ -82,9 +79,7 @@ describe('a retry hook that cancels the failing job', () => {
 describe('an idle listener that adds work', () => {
   it('keeps waitUntilIdle() waiting until that work is done too', async () => {
     let release = (): void => {};
-    const worker = new Worker((job: Job<string>) =>
-      job.data === 'follow-up' ? new Promise<void>((resolve) => (release = resolve)) : undefined,
-    );
+    const worker = new Worker((job: Job<string>) => (job.data === 'follow-up' ? new Promise<void>((resolve) => (release = resolve)) : undefined));
     const q = worker.bindQueue();
     let added = false;
     worker.on('idle', () => {

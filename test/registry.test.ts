@@ -116,7 +116,7 @@ describe('health()', () => {
     expect(new Registry().health()).toMatchObject({ status: 'healthy', workers: {} });
   });
 
-  it('is healthy when every worker is, with each worker\'s health by name', () => {
+  it("is healthy when every worker is, with each worker's health by name", () => {
     const registry = new Registry();
     registry.add(makeWorker('a'));
     registry.add(makeWorker('b', { autoRun: false }));

@@ -108,7 +108,7 @@ describe('attempts', () => {
     expect(events.filter((e) => e.startsWith('retrying'))).toEqual([]);
   });
 
-  it('runs `attempts` attempts in all, then rejects with the last attempt\'s error', async () => {
+  it("runs `attempts` attempts in all, then rejects with the last attempt's error", async () => {
     const worker = makeWorker({ retry: { attempts: 3 } });
     const handle = worker.bindQueue().add({ name: 'a', always: true, async: true });
     const outcome = handle.result().catch((error: unknown) => error);
@@ -121,7 +121,7 @@ describe('attempts', () => {
     expect(handle.status).toBe('failed');
   });
 
-  it('a job that succeeds on a retry resolves with that attempt\'s result and is not dead-lettered', async () => {
+  it("a job that succeeds on a retry resolves with that attempt's result and is not dead-lettered", async () => {
     const worker = makeWorker({ retry: { attempts: 5 } });
     const handle = worker.bindQueue().add({ name: 'a', fails: 2 });
     const result = handle.result();
@@ -161,24 +161,24 @@ describe('attempts', () => {
   });
 });
 
-describe('per-job retry overrides the worker\'s, field by field', () => {
+describe("per-job retry overrides the worker's, field by field", () => {
   const workerRetry: RetryOptions = { attempts: 2, backoff: { type: 'fixed', delay: 100 } };
 
-  it('attempts only: more attempts, the worker\'s backoff', async () => {
+  it("attempts only: more attempts, the worker's backoff", async () => {
     const worker = makeWorker({ retry: workerRetry });
     worker.bindQueue().add({ name: 'a', always: true }, { retry: { attempts: 4 } });
     await vi.advanceTimersByTimeAsync(1000);
     expect(startsOf('a').map((s) => s.at)).toEqual([0, 100, 200, 300]);
   });
 
-  it('backoff only: the worker\'s attempts, the job\'s backoff', async () => {
+  it("backoff only: the worker's attempts, the job's backoff", async () => {
     const worker = makeWorker({ retry: workerRetry });
     worker.bindQueue().add({ name: 'a', always: true }, { retry: { backoff: { type: 'fixed', delay: 10 } } });
     await vi.advanceTimersByTimeAsync(1000);
     expect(startsOf('a').map((s) => s.at)).toEqual([0, 10]);
   });
 
-  it('retryIf only: the job\'s predicate, the worker\'s attempts', async () => {
+  it("retryIf only: the job's predicate, the worker's attempts", async () => {
     const worker = makeWorker({ retry: { ...workerRetry, attempts: 5 } });
     const handle = worker.bindQueue().add({ name: 'a', always: true }, { retry: { retryIf: (_error, attempt) => attempt < 2 } });
     await vi.advanceTimersByTimeAsync(1000);
@@ -186,7 +186,7 @@ describe('per-job retry overrides the worker\'s, field by field', () => {
     expect(handle.status).toBe('failed');
   });
 
-  it('attempts: 1 on a job turns the worker\'s retries off for it', async () => {
+  it("attempts: 1 on a job turns the worker's retries off for it", async () => {
     const worker = makeWorker({ retry: workerRetry });
     const queue = worker.bindQueue();
     queue.add({ name: 'a', always: true }, { retry: { attempts: 1 } });
@@ -207,7 +207,7 @@ describe('per-job retry overrides the worker\'s, field by field', () => {
     expect(startsOf('b')).toHaveLength(1);
   });
 
-  it('the worker\'s retryIf still applies to a job that overrides only attempts', async () => {
+  it("the worker's retryIf still applies to a job that overrides only attempts", async () => {
     const retryIf = vi.fn((_error: unknown, _attempt: number) => false);
     const worker = makeWorker({ retry: { attempts: 2, retryIf } });
     worker.bindQueue().add({ name: 'a', always: true }, { retry: { attempts: 3 } });
@@ -228,10 +228,7 @@ describe('backoff schedules', () => {
     expect(startsOf('a')).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1000);
     expect(startsOf('a').map((s) => s.at)).toEqual([0, 100, 200]);
-    expect(events.filter((e) => e.startsWith('retrying'))).toEqual([
-      'retrying a a attempt 1 failed 100',
-      'retrying a a attempt 2 failed 100',
-    ]);
+    expect(events.filter((e) => e.startsWith('retrying'))).toEqual(['retrying a a attempt 1 failed 100', 'retrying a a attempt 2 failed 100']);
   });
 
   it('fixed backoff counts from when the attempt failed, not from when it started', async () => {
@@ -656,7 +653,7 @@ describe('events', () => {
 });
 
 describe('retry hooks and options', () => {
-  it('a per-job field left undefined does not override the worker\'s', async () => {
+  it("a per-job field left undefined does not override the worker's", async () => {
     const worker = makeWorker({ retry: { attempts: 3, backoff: { type: 'fixed', delay: 100 } } });
     const fromConfig: { attempts?: number } = {};
     worker.bindQueue().add({ name: 'a', always: true }, { retry: { attempts: fromConfig.attempts, backoff: { type: 'fixed', delay: 10 } } });

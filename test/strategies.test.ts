@@ -1,14 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  InvariantError,
-  Strategy,
-  Topic,
-  Worker,
-  setDefaultStrategy,
-  type Job,
-  type Picker,
-  type SourceView,
-} from '../src/index.js';
+import { InvariantError, Strategy, Topic, Worker, setDefaultStrategy, type Job, type Picker, type SourceView } from '../src/index.js';
 import { Gate, flushMicrotasks } from './helpers.js';
 
 /** A plain copy of a view: views are live, so a log must copy what it saw. */
@@ -101,7 +92,10 @@ describe('Strategy.Weighted', () => {
     const after = taken.slice(returnedAt, returnedAt + 60);
     for (let start = 0; start + 10 <= after.length; start++) {
       const window = after.slice(start, start + 10);
-      expect(window.filter((s) => s === 'C'), `window at pick ${returnedAt + start}: ${window.join('')}`).toHaveLength(1);
+      expect(
+        window.filter((s) => s === 'C'),
+        `window at pick ${returnedAt + start}: ${window.join('')}`,
+      ).toHaveLength(1);
     }
     // And the others keep their 6:3 ratio meanwhile.
     const first10 = after.slice(0, 10);

@@ -93,7 +93,7 @@ afterEach(() => {
 });
 
 describe('timeout', () => {
-  it('fails an attempt that runs past the worker\'s timeout with a TimeoutError', async () => {
+  it("fails an attempt that runs past the worker's timeout with a TimeoutError", async () => {
     const worker = makeWorker({ timeout: 100 });
     const handle = worker.bindQueue().add({ name: 'a', ms: [1000] });
     const outcome = handle.result().catch((error: unknown) => error);
@@ -107,7 +107,7 @@ describe('timeout', () => {
     expect((error as TimeoutError).message).toContain('100');
   });
 
-  it('aborts the job\'s signal with that TimeoutError', async () => {
+  it("aborts the job's signal with that TimeoutError", async () => {
     const worker = makeWorker({ timeout: 100 });
     const handle = worker.bindQueue().add({ name: 'a', ms: [1000] });
     const outcome = handle.result().catch((error: unknown) => error);
@@ -142,7 +142,7 @@ describe('timeout', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it('the per-job timeout overrides the worker\'s, longer or shorter', async () => {
+  it("the per-job timeout overrides the worker's, longer or shorter", async () => {
     const worker = makeWorker({ timeout: 100 });
     const queue = worker.bindQueue();
     worker.setConcurrency(3);
@@ -357,7 +357,7 @@ describe('retrying after a timeout', () => {
     expect(handle.attempts).toBe(3);
   });
 
-  it('the last attempt\'s timeout fails the job with every attempt used', async () => {
+  it("the last attempt's timeout fails the job with every attempt used", async () => {
     const worker = makeWorker({ timeout: 100, retry: { attempts: 2 } });
     const events: string[] = [];
     worker.on('retrying', (job) => events.push(`retrying #${job.attempt} @${elapsed()}`));

@@ -301,28 +301,25 @@ describe('rate limits', () => {
     expect(starts.at(-1)).toEqual(['l1', 100]);
   });
 
-  it.each([1, 2])(
-    'a worker whose every slot is busy holds no 1 ms timer loop for a rate-limited job that waits (limit %i)',
-    async (limit) => {
-      // The rate window is open (limit 2) or opens at 100 ms (limit 1), but no slot is free until
-      // the running job ends at 1000 ms: nothing but that end can start the next job.
-      const slow = slowLog<number>(1000);
-      const worker = new Worker(slow.handler, { concurrency: 1 });
-      const q = worker.bindQueue({ rateLimit: { limit, interval: 100 } });
-      q.add(0);
-      q.add(1);
-      await vi.advanceTimersByTimeAsync(0);
-      const timers = vi.spyOn(globalThis, 'setTimeout');
-      await vi.advanceTimersByTimeAsync(999);
-      expect(timers.mock.calls.length).toBeLessThanOrEqual(1);
-      timers.mockRestore();
-      await vi.advanceTimersByTimeAsync(1);
-      expect(slow.starts).toEqual([
-        [0, 0],
-        [1, 1000],
-      ]);
-    },
-  );
+  it.each([1, 2])('a worker whose every slot is busy holds no 1 ms timer loop for a rate-limited job that waits (limit %i)', async (limit) => {
+    // The rate window is open (limit 2) or opens at 100 ms (limit 1), but no slot is free until
+    // the running job ends at 1000 ms: nothing but that end can start the next job.
+    const slow = slowLog<number>(1000);
+    const worker = new Worker(slow.handler, { concurrency: 1 });
+    const q = worker.bindQueue({ rateLimit: { limit, interval: 100 } });
+    q.add(0);
+    q.add(1);
+    await vi.advanceTimersByTimeAsync(0);
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    await vi.advanceTimersByTimeAsync(999);
+    expect(timers.mock.calls.length).toBeLessThanOrEqual(1);
+    timers.mockRestore();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(slow.starts).toEqual([
+      [0, 0],
+      [1, 1000],
+    ]);
+  });
 
   it('counts starts, not completions: slow jobs do not stretch the window', async () => {
     const slow = slowLog<number>(250);

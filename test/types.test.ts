@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  InvariantError,
+  type InvariantError,
   QueueFullError,
   Registry,
   Topic,

@@ -55,10 +55,7 @@ describe('worker options', () => {
   });
 
   it('a strategy whose create() returns no picker is refused at construction', () => {
-    expectArgumentError(
-      () => new Worker(noop, { strategy: bad<Strategy>({ name: 'Broken', create: () => ({}) }) }),
-      /Broken|pick/,
-    );
+    expectArgumentError(() => new Worker(noop, { strategy: bad<Strategy>({ name: 'Broken', create: () => ({}) }) }), /Broken|pick/);
   });
 
   it.each([
@@ -155,9 +152,7 @@ describe('bind options', () => {
   it('generated source names are unique within a worker, also next to given ones', () => {
     const worker = new Worker(noop, { autoRun: false });
     worker.bindQueue({ name: 'queue-2' });
-    const names = [worker.bindQueue(), worker.bindQueue(), worker.bindPriorityQueue(), worker.subscribe(new Topic())].map(
-      (source) => source.name,
-    );
+    const names = [worker.bindQueue(), worker.bindQueue(), worker.bindPriorityQueue(), worker.subscribe(new Topic())].map((source) => source.name);
     expect(new Set([...names, 'queue-2']).size).toBe(5);
   });
 
@@ -284,7 +279,14 @@ describe('priority-queue priority', () => {
     const pq = worker.bindPriorityQueue();
     expectArgumentError(() => pq.add('x', bad<number>(priority)), /priority/);
     expectArgumentError(() => pq.tryAdd('x', bad<number>(priority)), /priority/);
-    expectArgumentError(() => pq.addAll([{ data: 'ok', priority: 1 }, { data: 'x', priority: bad<number>(priority) }]), /priority/);
+    expectArgumentError(
+      () =>
+        pq.addAll([
+          { data: 'ok', priority: 1 },
+          { data: 'x', priority: bad<number>(priority) },
+        ]),
+      /priority/,
+    );
     expect(pq.length).toBe(0);
   });
 });
@@ -398,7 +400,7 @@ describe('options whose contents used to slip through', () => {
     expect(() => new Worker(ECHO, { concurrency: 2, minThreads: 2, autoRun: false })).not.toThrow();
   });
 
-  it("an empty string as the handler module is a TypeError (it used to name the current directory)", () => {
+  it('an empty string as the handler module is a TypeError (it used to name the current directory)', () => {
     expectThrown(() => new Worker(''), TypeError, 'new Worker(handler)', 'empty');
   });
 

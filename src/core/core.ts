@@ -92,13 +92,7 @@ export class Core {
    * When it does not, the shell need not read the clock at all.
    */
   get needsClock(): boolean {
-    return (
-      this.delayed > 0 ||
-      this.dispatcher.rateLimited > 0 ||
-      this.deadlines.length > 0 ||
-      this.#timedOutable > 0 ||
-      this.#timeout !== undefined
-    );
+    return this.delayed > 0 || this.dispatcher.rateLimited > 0 || this.deadlines.length > 0 || this.#timedOutable > 0 || this.#timeout !== undefined;
   }
 
   /**
@@ -110,11 +104,7 @@ export class Core {
    */
   wakeAt(): number {
     let at = this.deadlines.nextAt();
-    if (
-      this.#phase === Phase.Started &&
-      this.slotsInUse < this.concurrency &&
-      (this.delayed > 0 || this.dispatcher.rateLimited > 0)
-    ) {
+    if (this.#phase === Phase.Started && this.slotsInUse < this.concurrency && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
       at = Math.min(at, this.dispatcher.wakeAt());
     }
     return at;

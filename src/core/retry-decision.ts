@@ -30,13 +30,7 @@ export function mayRetry(policy: RetryOptions | undefined, attempt: number, tran
  *
  * @internal
  */
-export function retryDelay(
-  policy: RetryOptions | undefined,
-  attempt: number,
-  transferred: boolean,
-  answer: RetryAnswer,
-  random: number,
-): number {
+export function retryDelay(policy: RetryOptions | undefined, attempt: number, transferred: boolean, answer: RetryAnswer, random: number): number {
   if (!mayRetry(policy, attempt, transferred) || !answer.retry) return -1;
   const backoff = policy.backoff;
   if (backoff === undefined) return 0;

@@ -116,10 +116,7 @@ export class FifoDueJobs implements DueJobs {
     for (;;) {
       const fresh = this.#fresh.peek();
       const promoted = this.#promoted.peek();
-      const job =
-        promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted))
-          ? this.#fresh.shift()
-          : this.#promoted.shift();
+      const job = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? this.#fresh.shift() : this.#promoted.shift();
       if ((job as JobRecord).state !== State.Cancelled) {
         if (--this.#live === 0) this.#emptied();
         return job;

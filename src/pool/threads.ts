@@ -57,9 +57,7 @@ function describeCause(cause: unknown): string {
 /** Whether a job's error means its thread died (exit, out of memory, or while starting), as opposed to a throw. @internal */
 export function isThreadCrash(error: unknown): boolean {
   return (
-    error instanceof ThreadExitError ||
-    error instanceof ThreadStartError ||
-    (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+    error instanceof ThreadExitError || error instanceof ThreadStartError || (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
   );
 }
 
@@ -77,7 +75,9 @@ export const MAX_THREADS = 1024;
 export function checkThreadCount(name: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_THREADS) {
     const error = typeof value === 'number' ? RangeError : TypeError;
-    throw new error(`qmux: ${name} of a threads worker is its number of threads: an integer from 1 to ${MAX_THREADS}, got ${check.describeValue(value)}`);
+    throw new error(
+      `qmux: ${name} of a threads worker is its number of threads: an integer from 1 to ${MAX_THREADS}, got ${check.describeValue(value)}`,
+    );
   }
   return value;
 }

@@ -50,12 +50,7 @@ let defaultStrategy: StrategyType = Priority;
 /** @internal Checks that `value` is a strategy object, naming `option` otherwise. */
 export function assertStrategy(option: string, value: unknown): asserts value is StrategyType {
   const candidate = value as { name?: unknown; create?: unknown } | null;
-  if (
-    candidate === null ||
-    typeof candidate !== 'object' ||
-    typeof candidate.name !== 'string' ||
-    typeof candidate.create !== 'function'
-  ) {
+  if (candidate === null || typeof candidate !== 'object' || typeof candidate.name !== 'string' || typeof candidate.create !== 'function') {
     throw new TypeError(
       `qmux: ${option} must be one of Strategy.Priority, Strategy.RoundRobin, Strategy.MaxLen, ` +
         `Strategy.MinLen, Strategy.Weighted, or an object { name: string, create(): Picker }; got ${describeValue(value)}`,

@@ -244,8 +244,18 @@ const FLAVOURS = [
   ['churn', 2],
   ['wide', 2],
 ] as const;
-const WHEN_STARTED = [['pause', 4], ['stop', 2], ['start', 1.5], ['resume', 1.5]] as const;
-const WHEN_NOT_STARTED = [['start', 4], ['resume', 4], ['pause', 1], ['stop', 1]] as const;
+const WHEN_STARTED = [
+  ['pause', 4],
+  ['stop', 2],
+  ['start', 1.5],
+  ['resume', 1.5],
+] as const;
+const WHEN_NOT_STARTED = [
+  ['start', 4],
+  ['resume', 4],
+  ['pause', 1],
+  ['stop', 1],
+] as const;
 
 const HANDLER_ERROR = new Error('modelled handler failed');
 const RESULT = Object.freeze({ ok: true });
@@ -768,7 +778,7 @@ export class Simulation {
       if (backoff === undefined) expected = 0;
       else if (typeof backoff === 'function') expected = backoffMs as number;
       else {
-        expected = backoff.type === 'fixed' ? backoff.delay : backoff.delay * Math.pow(2, attempt - 1);
+        expected = backoff.type === 'fixed' ? backoff.delay : backoff.delay * 2 ** (attempt - 1);
         if (backoff.maxDelay !== undefined) expected = Math.min(expected, backoff.maxDelay);
         if (backoff.jitter !== undefined) {
           const low = expected * (1 - backoff.jitter);
@@ -815,7 +825,7 @@ export class Simulation {
     const record = new JobRecord(source, data, priority, UNTIMED, State.Waiting);
     this.core.created();
     this.#created++;
-    if (parsed !== undefined && parsed.needsExtras) {
+    if (parsed?.needsExtras) {
       const ext = record.extras();
       ext.id = parsed.id;
       ext.timeout = parsed.timeout;
@@ -955,11 +965,19 @@ export class Simulation {
     this.#expectRefusal(this.#refusal(source, count), () => {
       if (source.kind === 'queue') {
         const queue = source.src as Queue;
-        if (many) queue.addAll(Array.from({ length: count }, (_, i) => i), options);
+        if (many)
+          queue.addAll(
+            Array.from({ length: count }, (_, i) => i),
+            options,
+          );
         else queue.add(rng.int(0, 999), options);
       } else {
         const pq = source.src as PriorityQueue;
-        if (many) pq.addAll(Array.from({ length: count }, (_, i) => ({ data: i, priority: rng.int(0, 3) })), options);
+        if (many)
+          pq.addAll(
+            Array.from({ length: count }, (_, i) => ({ data: i, priority: rng.int(0, 3) })),
+            options,
+          );
         else pq.add(rng.int(0, 999), rng.int(0, 3), options);
       }
     });
@@ -1445,10 +1463,46 @@ export class Simulation {
 
 /** SPEC 2's lifecycle table. */
 const LIFECYCLE: Record<LifecycleCall, Record<WorkerStatus, 'works' | 'noop' | 'throws'>> = {
-  start: { initiated: 'works', stopped: 'works', halted: 'works', idle: 'noop', running: 'noop', pausing: 'throws', paused: 'throws', stopping: 'throws' },
-  pause: { idle: 'works', running: 'works', pausing: 'noop', paused: 'noop', initiated: 'throws', stopping: 'throws', stopped: 'throws', halted: 'throws' },
-  resume: { pausing: 'works', paused: 'works', idle: 'noop', running: 'noop', initiated: 'throws', stopping: 'throws', stopped: 'throws', halted: 'throws' },
-  stop: { initiated: 'works', idle: 'works', running: 'works', pausing: 'works', paused: 'works', stopping: 'works', halted: 'works', stopped: 'noop' },
+  start: {
+    initiated: 'works',
+    stopped: 'works',
+    halted: 'works',
+    idle: 'noop',
+    running: 'noop',
+    pausing: 'throws',
+    paused: 'throws',
+    stopping: 'throws',
+  },
+  pause: {
+    idle: 'works',
+    running: 'works',
+    pausing: 'noop',
+    paused: 'noop',
+    initiated: 'throws',
+    stopping: 'throws',
+    stopped: 'throws',
+    halted: 'throws',
+  },
+  resume: {
+    pausing: 'works',
+    paused: 'works',
+    idle: 'noop',
+    running: 'noop',
+    initiated: 'throws',
+    stopping: 'throws',
+    stopped: 'throws',
+    halted: 'throws',
+  },
+  stop: {
+    initiated: 'works',
+    idle: 'works',
+    running: 'works',
+    pausing: 'works',
+    paused: 'works',
+    stopping: 'works',
+    halted: 'works',
+    stopped: 'noop',
+  },
 };
 
 function describeNote(note: Note, job: MJob | undefined, n: number, foreign: boolean): string {
