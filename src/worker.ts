@@ -502,7 +502,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (core.phase === Phase.Started) {
         core.promote(now);
         for (let job = core.next(now); job !== undefined; job = core.next(now)) {
-          this.#drain(); // 'active' is emitted once the start is complete
+          emitJob(this, 'active', job); // once the start is complete
           this.#run(job);
           if (core.needsClock) {
             now = this.#clock.now();
@@ -560,7 +560,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
-        core.succeed(job, value, job.ext === undefined ? UNTIMED : this.#clock.now());
+        if (core.succeed(job, value, job.ext === undefined ? UNTIMED : this.#clock.now())) {
+          deliverOutcome(job);
+          emitCompleted(this, job, value as R);
+        }
       } else {
         let delay = -1;
         if (core.needsVerdict(job)) {
@@ -599,6 +602,14 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #settle(): void {
     // Called back from user code while notes are acted on: whoever runs that loop settles after it.
     if (this.#settling || this.#draining) return;
+    const core = this.#core;
+    if (!core.outbox.pending) {
+      // The common case (a job finished, nothing else happened): no loop, no try.
+      if (this.#passing) return;
+      this.#rearm();
+      this.#afterChange();
+      if (!core.outbox.pending) return;
+    }
     this.#settling = true;
     try {
       do {
@@ -618,7 +629,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * listener's own calls into the worker record more notes, acted on after it returns, in order.
    */
   #drain(): void {
-    if (this.#draining) return;
+    if (this.#draining || !this.#core.outbox.pending) return;
     this.#draining = true;
     try {
       this.#drainNotes();
@@ -634,13 +645,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       const value = outbox.value;
       const n = outbox.n;
       switch (note) {
-        case Note.Active:
-          emitJob(this, 'active', job);
-          break;
-        case Note.Completed:
-          deliverOutcome(job);
-          emitCompleted(this, job, value as R);
-          break;
         case Note.Retrying:
           emitRetrying(this, job, value, n);
           break;

@@ -103,6 +103,7 @@ export class Core {
    * wake the shell every millisecond); timeouts always do.
    */
   wakeAt(): number {
+    if (this.deadlines.length === 0 && this.delayed === 0 && this.dispatcher.rateLimited === 0) return Infinity;
     let at = this.deadlines.nextAt();
     if (this.#phase === Phase.Started && this.slotsInUse < this.concurrency && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
       at = Math.min(at, this.dispatcher.wakeAt());
@@ -227,7 +228,8 @@ export class Core {
   /**
    * One start: the job the strategy chooses at `now`, marked running, with a slot taken and its
    * deadline set; or `undefined` when jobs may not start, no slot is free or no source is
-   * eligible.
+   * eligible. The start is the job's only consequence, so no note is recorded: the shell emits
+   * `active` for the job returned (the hot path's one event, without a round through the outbox).
    */
   next(now: number): JobRecord | undefined {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
@@ -261,7 +263,6 @@ export class Core {
       job.extras().deadline = deadline;
       this.deadlines.add(deadline);
     }
-    this.outbox.record(Note.Active, job, undefined, 0);
     if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
     return job;
   }
@@ -276,19 +277,26 @@ export class Core {
     return job.state === State.Running && job.ext?.attemptFailed !== true;
   }
 
-  /** The handler of `job` returned `value`. */
-  succeed(job: JobRecord, value: unknown, now: number): void {
+  /**
+   * The handler of `job` returned `value`. Returns whether the job succeeded now, which is then
+   * the transition's only consequence: the shell settles its promise and emits `completed` (the
+   * hot path's other event, without a round through the outbox). Otherwise (cancelled, failed or
+   * retried by a timeout) the notes say what happened.
+   */
+  succeed(job: JobRecord, value: unknown, now: number): boolean {
     this.#endAttempt(job);
+    let completed = false;
     if (job.state === State.Running) {
       if (job.ext?.attemptFailed === true) this.#retryAfterTimeout(job, now);
       else {
         job.state = State.Succeeded;
         job.value = value;
         this.counters.succeeded++;
-        this.outbox.record(Note.Completed, job, value, 0);
+        completed = true;
       }
     }
     this.#release(job, now);
+    return completed;
   }
 
   /**

@@ -9,10 +9,6 @@ import type { JobRecord } from '../job.js';
  * @internal
  */
 export const enum Note {
-  /** A job started: emit `active`. */
-  Active,
-  /** A job succeeded with `value`: resolve its promise, emit `completed`. */
-  Completed,
   /** An attempt failed with `value` and will be retried in `n` ms: emit `retrying`. */
   Retrying,
   /** A job failed for good with `value`: reject its promise, emit `failed`, and `dead` when `n` is 1 (kept). */
