@@ -1,4 +1,5 @@
 import type { TransferListItem } from 'node:worker_threads';
+import type { ParsedAddOptions } from './add-options.js';
 import { CancelledError } from './errors.js';
 import type { Deadline } from './core/deadlines.js';
 import type { Source } from './source.js';
@@ -351,4 +352,22 @@ export function abortSignalOf(job: JobRecord, reason: unknown): void {
   const ext = job.extras();
   ext.abortReason = reason;
   ext.controller?.abort(reason);
+}
+
+/**
+ * A new job record for `source`, carrying the add options that live in its extras (id, timeout,
+ * retry, transfer). It joins nothing: the core admits it.
+ *
+ * @internal
+ */
+export function newJobRecord<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
+  const job = new JobRecord<T, R>(source, data, priority, UNTIMED, State.Waiting);
+  if (parsed?.needsExtras) {
+    const ext = job.extras();
+    ext.id = parsed.id;
+    ext.timeout = parsed.timeout;
+    ext.retry = parsed.retry;
+    ext.transfer = parsed.transfer;
+  }
+  return job;
 }

@@ -11,7 +11,7 @@ import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
-import { abortSignalOf, deliverOutcome, JobRecord, State, UNTIMED, type Job, type JobHandle } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
@@ -422,15 +422,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   // ---------------------------------------------------------------- jobs: adding, cancelling
 
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
-    const job = new JobRecord<D, Q>(source, data, priority, UNTIMED, State.Waiting);
+    const job = newJobRecord(source, data, priority, parsed);
     this.#core.created();
-    if (parsed?.needsExtras) {
-      const ext = job.extras();
-      ext.id = parsed.id;
-      ext.timeout = parsed.timeout;
-      ext.retry = parsed.retry;
-      ext.transfer = parsed.transfer;
-    }
     return job;
   }
 

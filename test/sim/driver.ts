@@ -19,7 +19,7 @@ import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/wor
 import type { DeadLetter } from '../../src/dead-letters.js';
 import { InvalidStateError, InvariantError, QueueClosedError, QueueFullError, TimeoutError } from '../../src/errors.js';
 import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
-import { JobRecord, State, UNTIMED } from '../../src/job.js';
+import { type JobRecord, newJobRecord, State, UNTIMED } from '../../src/job.js';
 import { PriorityQueue } from '../../src/priority-queue.js';
 import { Queue } from '../../src/queue.js';
 import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
@@ -829,16 +829,9 @@ export class Simulation {
   // ================================================================ the host (what sources call)
 
   #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): MJob {
-    const record = new JobRecord(source, data, priority, UNTIMED, State.Waiting);
+    const record = newJobRecord(source, data, priority, parsed);
     this.core.created();
     this.#created++;
-    if (parsed?.needsExtras) {
-      const ext = record.extras();
-      ext.id = parsed.id;
-      ext.timeout = parsed.timeout;
-      ext.retry = parsed.retry;
-      ext.transfer = parsed.transfer;
-    }
     const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
     this.#jobs.set(record, job);
     return job;
