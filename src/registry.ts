@@ -1,5 +1,6 @@
 import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
+import { renderMetrics, type WorkerReading } from './metrics.js';
 import type { WorkerStats } from './stats.js';
 import type { Worker, WorkerHealth } from './worker.js';
 
@@ -98,6 +99,29 @@ export class Registry {
     const workers: Record<string, WorkerStats> = {};
     for (const [name, worker] of this.#workers) setEntry(workers, name, worker.stats());
     return { workers };
+  }
+
+  /**
+   * Every worker's figures in the Prometheus text exposition format (version 0.0.4), to serve
+   * to a scraper (the admin handler does, at `GET /metrics`, with the content type
+   * `text/plain; version=0.0.4; charset=utf-8`). Per worker and bound source: counters
+   * `qmux_jobs_{added,started,succeeded,failed,retried,cancelled,deduplicated,dead}_total`, gauges
+   * `qmux_jobs_waiting{state="due"|"delayed"}` and `qmux_jobs_running`, summaries
+   * `qmux_job_wait_seconds` and `qmux_job_run_seconds` (over the sampled jobs); per worker,
+   * `qmux_worker_slots_in_use`, `qmux_worker_concurrency` and the state sets `qmux_worker_status`
+   * and `qmux_worker_health`. Labels are `worker` and `source` (never a job id or a key).
+   *
+   * @example
+   * ```ts
+   * // Next to prom-client's metrics, in one handler:
+   * res.setHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+   * res.end((await register.metrics()) + registry.metrics());
+   * ```
+   */
+  metrics(): string {
+    const readings: WorkerReading[] = [];
+    for (const worker of this.#workers.values()) readings.push({ stats: worker.stats(), health: worker.health().status });
+    return renderMetrics(readings);
   }
 
   /**

@@ -8,7 +8,7 @@ import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
-import { SAMPLE_MASK } from './stats.js';
+import { SAMPLE_MASK, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -171,6 +171,10 @@ export abstract class Source<T = unknown, R = unknown> {
   timed = 0;
   /** @internal Set once the source takes no more jobs and should leave the list when drained. */
   retiring = false;
+  /** @internal Counters of its jobs since it was bound; the core writes them with the worker's. */
+  readonly counters: WorkerCounters = zeroCounters();
+  /** @internal Its sampled jobs' wait and run times (see `Metrics`), made with the first one. */
+  timings: SourceTimings | undefined = undefined;
 
   /** The source's name, unique within its worker. */
   readonly name: string;
@@ -381,6 +385,12 @@ export abstract class Source<T = unknown, R = unknown> {
   forgetWaiting(): void {
     this.#samples = undefined;
     this.firstIntoEmpty = undefined;
+  }
+
+  /** @internal Its timings, made on first use. */
+  sampledTimings(): SourceTimings {
+    this.timings ??= new SourceTimings();
+    return this.timings;
   }
 
   /** @internal Resolves the `onSizeLessThan` waiters that now have room. */

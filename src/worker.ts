@@ -423,7 +423,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
     const job = newJobRecord(source, data, priority, parsed);
-    this.#core.created();
+    this.#core.created(source as unknown as Source);
     return job;
   }
 

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
-import { Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
+import { createAdminHandler, Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
 
 // ---------------------------------------------------------------- reading the table
 
@@ -544,6 +544,12 @@ const cases: Record<string, Case | (() => unknown)> = {
   "registry.shutdown(options) | `timeout: '10s'`": () => new Registry().shutdown({ timeout: bad<number>('10s') }),
   'registry.shutdown(options) | `timeout: 2 ** 31`': () => new Registry().shutdown({ timeout: 2 ** 31 }),
   'registry.shutdown(options) | options `1000`': () => new Registry().shutdown(bad<never>(1000)),
+
+  // admin
+  'createAdminHandler(registry, options) | options `true`': () => createAdminHandler(new Registry(), bad<never>(true)),
+  'createAdminHandler(registry, options) | `readonly: true` (a misspelt option)': () =>
+    createAdminHandler(new Registry(), bad<never>({ readonly: true })),
+  "createAdminHandler(registry, options) | `readOnly: 'yes'`": () => createAdminHandler(new Registry(), { readOnly: bad<boolean>('yes') }),
 
   // failures of running jobs
   'queue.add(data) | data `42` on a function worker (not a function)': () => new Worker<unknown>().bindQueue().add(bad<() => unknown>(42)).result(),

@@ -207,6 +207,16 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toContain('server closed, workers stopped');
     },
   },
+  'dashboard.ts': {
+    args: ['--for', '2'],
+    check: (out) => {
+      expect(out).toMatch(/^dashboard at http:\/\/127\.0\.0\.1:\d+\/$/m);
+      expect(out).toMatch(/^metrics at http:\/\/127\.0\.0\.1:\d+\/metrics$/m);
+      expect(out).toContain('qmux_jobs_started_total{worker="mailer",source="transactional"}');
+      expect(out).toContain('qmux_worker_status{worker="reports",status="paused"}');
+      expect(out).toContain('shut down');
+    },
+  },
   'stats.ts': {
     check: (out) => {
       expect(out).toContain('counters: added 104, started 113, succeeded 104, failed 0, retried 9, dead 0, cancelled 0');

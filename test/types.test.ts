@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  createAdminHandler,
   type InvariantError,
   QueueFullError,
   Registry,
@@ -73,6 +74,15 @@ function typeChecks(): void {
   if (health.status === 'degraded') assertType<Equal<typeof health.reason, string>>();
   if (health.status === 'healthy') assertType<Equal<typeof health.error, undefined>>();
   assertType<Equal<ReturnType<typeof strings.stats>['status'], WorkerStatus>>();
+
+  // The admin handler's options, and what metrics() returns.
+  createAdminHandler(registry, { readOnly: true });
+  // @ts-expect-error readOnly is a boolean
+  createAdminHandler(registry, { readOnly: 'yes' });
+  // @ts-expect-error a misspelt option
+  createAdminHandler(registry, { readonly: true });
+  assertType<Equal<ReturnType<typeof registry.metrics>, string>>();
+  assertType<Equal<ReturnType<typeof strings.stats>['sources'][string]['counters'], ReturnType<typeof strings.stats>['counters']>>();
 }
 
 describe('public types', () => {

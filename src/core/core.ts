@@ -3,7 +3,7 @@ import { CancelledError, InvariantError, type TimeoutError } from '../errors.js'
 import { CancelReason, State, UNTIMED, type JobRecord } from '../job.js';
 import type { Source } from '../source.js';
 import type { Picker } from '../strategies/strategy.js';
-import type { WorkerCounters } from '../stats.js';
+import { type WorkerCounters, zeroCounters } from '../stats.js';
 import { Deadline, Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
@@ -36,7 +36,7 @@ export interface Origin {
  * {@link outbox}, and the shell acts on it (settles promises, aborts signals, emits events)
  * once the transition is complete.
  *
- * It is the only writer of a job's state, the worker's phase and these counters. Every
+ * It is the only writer of a job's state, the worker's phase and these counters (and its sources'). Every
  * invariant of SPEC 8 is checked here, in every build; a broken one throws
  * {@link InvariantError}, and the shell halts the worker.
  *
@@ -47,7 +47,7 @@ export class Core {
   readonly outbox = new Outbox();
   /** Job timeouts: the running attempts' deadlines. */
   readonly deadlines = new Deadlines();
-  readonly counters: WorkerCounters = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+  readonly counters: WorkerCounters = zeroCounters();
   readonly deadLetters: DeadLetterStore<unknown>;
   /** Names of the bound sources: unique within the worker, free again once a source leaves the list. */
   readonly names = new Set<string>();
@@ -161,9 +161,10 @@ export class Core {
 
   // ---------------------------------------------------------------- jobs arrive
 
-  /** A job was made by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
-  created(): void {
+  /** A job was made for `source` by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
+  created(source: Source): void {
     this.counters.added++;
+    source.counters.added++;
   }
 
   /**
@@ -204,6 +205,7 @@ export class Core {
   cancelAtAdd(job: JobRecord, reason: unknown): void {
     this.#settleCancelled(job, reason, false);
     this.counters.cancelled++;
+    job.home.counters.cancelled++;
     this.outbox.record(Note.Cancelled, job, undefined, 0);
   }
 
@@ -255,6 +257,7 @@ export class Core {
     job.beginAttempt();
     this.slotsInUse++;
     this.counters.started++;
+    source.counters.started++;
     const own = job.ext?.timeout;
     if (own !== undefined) this.#timedOutable--;
     const timeout = own ?? this.#timeout;
@@ -292,6 +295,7 @@ export class Core {
         job.state = State.Succeeded;
         job.value = value;
         this.counters.succeeded++;
+        job.home.counters.succeeded++;
         completed = true;
       }
     }
@@ -359,6 +363,7 @@ export class Core {
     this.waiting++;
     this.delayed++;
     this.counters.retried++;
+    source.counters.retried++;
     this.outbox.record(Note.Retrying, job, error, delay);
   }
 
@@ -367,12 +372,16 @@ export class Core {
     job.value = error;
     this.counters.failed++;
     const source = job.home;
+    source.counters.failed++;
     const origin: Origin = { job, source, priority: job.priority };
     const kept = this.deadLetters.add(
       { id: job.id, data: job.data, source: source.name, error, attempts: job.attempts, failedAt: new Date(wallNow) },
       origin,
     );
-    if (kept) this.counters.dead++;
+    if (kept) {
+      this.counters.dead++;
+      source.counters.dead++;
+    }
     this.outbox.record(Note.Failed, job, error, kept ? 1 : 0);
   }
 
@@ -441,6 +450,7 @@ export class Core {
       this.#shrunk(source);
     }
     this.counters.cancelled++;
+    source.counters.cancelled++;
     this.outbox.record(Note.Cancelled, job, undefined, running ? 1 : 0);
     return true;
   }
@@ -470,6 +480,7 @@ export class Core {
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) this.#settleCancelled(job, undefined, false);
     this.counters.cancelled += jobs.length;
+    source.counters.cancelled += jobs.length;
     for (const job of jobs) this.outbox.record(Note.Cancelled, job, undefined, 0);
     this.#shrunk(source);
     return jobs.length;

@@ -830,7 +830,7 @@ export class Simulation {
 
   #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): MJob {
     const record = newJobRecord(source, data, priority, parsed);
-    this.core.created();
+    this.core.created(source);
     this.#created++;
     const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
     this.#jobs.set(record, job);
