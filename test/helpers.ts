@@ -161,8 +161,8 @@ interface SeedWorker {
 }
 
 /**
- * Binds and fills the queues of the seed programs (seeds/varmq-strategies.md): alerts, reports,
- * emails with 2, 1 and 3 jobs. `ranked` gives alerts priority 1 and reports 2 and fills the
+ * Binds and fills the queues of the seed programs (varmq's Go strategy examples, the seed case of
+ * README "Strategies"): alerts, reports, emails with 2, 1 and 3 jobs. `ranked` gives alerts priority 1 and reports 2 and fills the
  * lowest-ranked queue first, as the Priority program does; otherwise bind order ranks them.
  */
 export function fillSeedQueues(worker: SeedWorker, ranked: boolean): void {
