@@ -192,3 +192,24 @@ export const SEED_ORDERS: readonly { strategy: 'Priority' | 'RoundRobin' | 'MaxL
   { strategy: 'MaxLen', ranked: false, order: ['email', 'alert', 'email', 'alert', 'report', 'email'] },
   { strategy: 'MinLen', ranked: false, order: ['report', 'alert', 'alert', 'email', 'email', 'email'] },
 ];
+
+/**
+ * Collects the process warnings emitted until `stop()`, and keeps Node from printing them: a
+ * test that expects a warning (a QmuxWarning for a fault nobody listens to) takes the process's
+ * own 'warning' listeners (Node's printer among them) off while it runs, so `npm test` shows no
+ * warning that is in fact a pass. `stop()` puts them back.
+ */
+export function captureWarnings(): { warnings: (Error & { detail?: string })[]; stop(): void } {
+  const warnings: (Error & { detail?: string })[] = [];
+  const others = process.listeners('warning');
+  const collect = (warning: Error): void => void warnings.push(warning);
+  process.removeAllListeners('warning');
+  process.on('warning', collect);
+  return {
+    warnings,
+    stop() {
+      process.off('warning', collect);
+      for (const listener of others) process.on('warning', listener);
+    },
+  };
+}
