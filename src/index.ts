@@ -6,8 +6,6 @@
  */
 export {
   Worker,
-  type WorkerImpl,
-  type WorkerConstructor,
   type WorkerOptions,
   type ThreadWorkerOptions,
   type WorkerStatus,

@@ -20,8 +20,11 @@ export interface Job<T> {
   /** Which attempt this is, starting at 1. */
   readonly attempt: number;
   /**
-   * Aborts when the job is cancelled while it runs (`handle.cancel()`, its `signal` add option)
-   * with a {@link CancelledError} as the reason. Pass it on to `fetch` and friends.
+   * Aborts when this attempt should stop: with a {@link CancelledError} as the reason when the job
+   * is cancelled while it runs (`handle.cancel()`, its `signal` add option, a registry shutdown
+   * at its timeout), with a {@link TimeoutError} when the attempt outlives its `timeout` (the
+   * worker option or the add option). Pass it on to `fetch` and friends; a handler that ignores
+   * it keeps its slot until it returns. Each attempt gets a fresh signal.
    */
   readonly signal: AbortSignal;
   /** Name of the source (queue, priority queue or subscription) the job came from. */

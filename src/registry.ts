@@ -127,7 +127,10 @@ export class Registry {
   /**
    * Stops every worker and resolves once their running jobs have settled or, at the latest, at
    * `timeout`, when the jobs still running are cancelled (their signals abort). Waiting jobs stay
-   * queued. Never rejects.
+   * queued. Once under way it never rejects, whatever the workers do: a worker that cannot stop is
+   * reported in `unfinished`. It rejects only on bad options, before stopping anything: with a
+   * `TypeError` when `options` is not an object or `timeout` not a number, a `RangeError` when
+   * `timeout` is negative, not finite or longer than a timer can wait (about 24.8 days).
    */
   async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
     check.optionsObject('shutdown options', options);

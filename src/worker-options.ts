@@ -45,10 +45,13 @@ export interface WorkerOptions {
 
 /**
  * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
- * through to tinypool.
+ * through to tinypool. Name the handler module with a URL built from your own module's,
+ * `new Worker(new URL('./handler.js', import.meta.url), options)`: a relative path string
+ * resolves against `process.cwd()`, so it works only when the process starts in the right
+ * directory.
  */
 export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, ThreadPoolOptions {
-  /** `'threads'`: implied by a URL or path handler. */
+  /** `'threads'`: implied by a URL or path handler (a relative path resolves against `process.cwd()`). */
   pool?: 'threads';
 }
 

@@ -38,10 +38,9 @@ interface Waiter {
 }
 
 /**
- * Binds sources and runs their jobs, choosing the next one with its strategy whenever a slot is
- * free. The `Worker` value is this class; see {@link WorkerConstructor} for how to make one.
- * In your own code, write the type as {@link Worker | `Worker<T, R>`}: `WorkerImpl` is exported
- * (as a type only) so that its members can be documented.
+ * The class behind {@link Worker}; the package exports it as `Worker` (the value typed by
+ * {@link WorkerConstructor}, whose overloads TypeScript cannot give a class constructor) and the
+ * type `Worker<T, R>`. Its user documentation is on {@link Worker}.
  *
  * This is the shell of SPEC 12: the core (`src/core/`) decides every transition; the shell
  * reads the clock, arms the one timer, runs handlers (in slots or threads) and user hooks,
@@ -50,6 +49,7 @@ interface Waiter {
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface below only re-declares on/once/off, which the EventEmitter base implements
 export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   /** The worker's name. */
   readonly name: string;
@@ -142,7 +142,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return this.#core.status;
   }
 
-  /** Most jobs running at once. Change it with {@link WorkerImpl.setConcurrency}. */
+  /** Most jobs running at once. Change it with {@link Worker.setConcurrency}. */
   get concurrency(): number {
     return this.#core.concurrency;
   }
@@ -159,7 +159,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /**
    * Jobs that failed their last attempt, oldest first, at most `deadLetterLimit` of them.
-   * Put one back with {@link WorkerImpl.redrive}.
+   * Put one back with {@link Worker.redrive}.
    */
   get deadLetters(): readonly DeadLetter<T>[] {
     return this.#core.deadLetters.entries as readonly DeadLetter<T>[];
@@ -717,9 +717,68 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
 
+// The listener methods, declared again (types only, no code) so that they read as the worker's own,
+// typed by WorkerEvents, in the API docs, which leave out eventemitter3's members (excludeExternals).
+export interface WorkerImpl<in out T, R> {
+  /**
+   * Calls `listener` each time the worker emits `event`, with that event's arguments
+   * ({@link WorkerEvents}). Returns the worker.
+   *
+   * @example
+   * ```ts
+   * worker.on('completed', (job, result) => console.log(job.id, result));
+   * worker.on('failed', (job, error) => console.error(job.source, error));
+   * ```
+   */
+  on<E extends keyof WorkerEvents<T, R>>(event: E, listener: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown): this;
+  /** Like {@link Worker.on}, for the next `event` only. */
+  once<E extends keyof WorkerEvents<T, R>>(event: E, listener: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown): this;
+  /** Removes `listener` from `event`, or every listener of `event` without one. Returns the worker. */
+  off<E extends keyof WorkerEvents<T, R>>(event: E, listener?: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown, once?: boolean): this;
+}
+
 /**
- * How to make a {@link Worker}: with a handler, or with options only for a function worker,
- * whose jobs are functions to call.
+ * How to make a {@link Worker}: with a handler, with a module for threads, or with options only
+ * for a function worker, whose jobs are functions to call.
+ */
+export interface WorkerConstructor {
+  /** A worker that runs `handler` for each job. */
+  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
+  /**
+   * A function worker: each job's data is a function, which is called; its return value is the
+   * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
+   */
+  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
+  /**
+   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` in worker
+   * threads through tinypool. Give the module as a URL, made from your own module's URL so it does
+   * not depend on the directory the process starts in:
+   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
+   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
+   */
+  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
+  /** The prototype every worker shares, so `worker instanceof Worker` works. */
+  readonly prototype: WorkerImpl;
+}
+
+/**
+ * One worker: a pool of slots, a list of bound sources and a strategy that picks which source
+ * gives the next job.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ */
+export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
+/**
+ * One worker: a pool of slots, a list of bound sources (queues, priority queues, topic
+ * subscriptions) and a strategy that picks which source gives the next job whenever a slot is
+ * free. Jobs run in async slots in the main thread, or in worker threads when the handler is a
+ * module.
+ *
+ * A worker is an eventemitter3 `EventEmitter` typed by {@link WorkerEvents}: besides `on`,
+ * `once` and `off` below it has eventemitter3's `addListener`, `removeListener`,
+ * `removeAllListeners`, `listeners`, `listenerCount` and `eventNames`. In type positions write
+ * `Worker<T, R>`.
  *
  * @example
  * ```ts
@@ -733,29 +792,13 @@ Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
  * const limit = new Worker<number>({ concurrency: 4 });
  * const q = limit.bindQueue();
  * const n = await q.add(() => computeSomething()).result();
+ *
+ * // A threads worker: the module's default export runs in worker threads.
+ * const cpu = new Worker(new URL('./hash-handler.js', import.meta.url), { concurrency: 4 });
  * ```
- */
-export interface WorkerConstructor {
-  /** A worker that runs `handler` for each job. */
-  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
-  /** A function worker: each job's data is a function, which is called; its return value is the job's result. */
-  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
-  /**
-   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` (a URL or a
-   * file path) in worker threads through tinypool.
-   */
-  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
-  /** The prototype every worker shares, so `worker instanceof Worker` works. */
-  readonly prototype: WorkerImpl;
-}
-
-/**
- * One worker: a pool of slots, a list of bound sources and a strategy that picks which source
- * gives the next job. See {@link WorkerConstructor} for the constructor.
  *
  * @typeParam T - job data
  * @typeParam R - what the handler returns
+ * @class
  */
-export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
-/** The worker class; see {@link WorkerConstructor}. */
 export const Worker = WorkerImpl as unknown as WorkerConstructor;

@@ -83,6 +83,21 @@ function typeChecks(): void {
   createAdminHandler(registry, { readonly: true });
   assertType<Equal<ReturnType<typeof registry.metrics>, string>>();
   assertType<Equal<ReturnType<typeof strings.stats>['sources'][string]['counters'], ReturnType<typeof strings.stats>['counters']>>();
+  // Listeners are typed by the event: the job's data and result types reach them.
+  strings.on('completed', (job, result) => {
+    assertType<Equal<typeof job.data, string>>();
+    assertType<Equal<typeof result, number>>();
+  });
+  strings.once('retrying', (_job, _error, delayMs) => assertType<Equal<typeof delayMs, number>>());
+  // @ts-expect-error this worker's results are numbers
+  strings.on('completed', (_job, _result: string) => {});
+  // @ts-expect-error no such event
+  strings.on('finished', () => {});
+  // @ts-expect-error 'idle' has no arguments
+  strings.off('idle', (_job: unknown) => {});
+  // A function worker's data type is the task, its result type the task's.
+  const limit = new Worker<number>({ autoRun: false });
+  assertType<Equal<typeof limit, Worker<() => number | PromiseLike<number>, number>>>();
 }
 
 describe('public types', () => {
