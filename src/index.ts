@@ -22,7 +22,7 @@ export { ThreadExitError, ThreadStartError, ThreadTaskError, type ThreadPoolOpti
 export type { ThreadContext } from './pool/thread-entry.js';
 export { createAdminHandler, type AdminHandler } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
-export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './stats.js';
+export type { WorkerStats, WorkerCounters, SourceStats, SourceCounters, TimingStats } from './stats.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { RetryOptions, Backoff, BackoffSchedule } from './retry.js';
 export { Queue } from './queue.js';
@@ -31,7 +31,7 @@ export { Topic, Subscription } from './topic.js';
 export { Source, type BindOptions, type RateLimit } from './source.js';
 export type { AddOptions, DelayOption, RunAtOption, JobOptions } from './add-options.js';
 export { Strategy, setDefaultStrategy, type Picker, type SourceView } from './strategies/index.js';
-export type { Job, JobHandle, JobGroup, JobStatus } from './job.js';
+export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';
 export {
   QmuxError,
@@ -40,5 +40,6 @@ export {
   CancelledError,
   InvalidStateError,
   InvariantError,
+  JobIdInUseError,
   TimeoutError,
 } from './errors.js';

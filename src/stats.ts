@@ -44,6 +44,14 @@ export interface WorkerCounters {
   dead: number;
   /** Jobs cancelled (handle, signal, purge, shutdown). */
   cancelled: number;
+  /** Adds that found their `id` in use in the source and returned the existing handle (not counted in `added`). */
+  deduplicated: number;
+}
+
+/** One source's counters since it was bound. */
+export interface SourceCounters {
+  /** Adds that found their `id` in use in this source and returned the existing handle. */
+  deduplicated: number;
 }
 
 /** One source's numbers. */
@@ -61,6 +69,8 @@ export interface SourceStats {
    * the sampled jobs and on the first job added to an empty source, so a stuck queue always shows.
    */
   oldestDueAgeMs: number | null;
+  /** Its counters since it was bound. */
+  counters: SourceCounters;
 }
 
 /**
@@ -175,6 +185,7 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
       delayed: source.delayed.length,
       running: source.running,
       oldestDueAgeMs: age,
+      counters: { deduplicated: source.deduplicated },
     });
   }
   return {

@@ -50,7 +50,7 @@ describe('counters', () => {
       { concurrency: 1, autoRun: false, retry: { attempts: 2, backoff: { type: 'fixed', delay: 100 } } },
     );
     const q = worker.bindQueue({ name: 'q' });
-    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, deduplicated: 0 };
     expect(worker.stats().counters).toEqual(zero);
 
     q.add('ok 1');
@@ -78,6 +78,7 @@ describe('counters', () => {
       retried: 2,
       dead: 2,
       cancelled: 1,
+      deduplicated: 0,
     });
     expect(worker.deadLetters.map((entry) => entry.data)).toEqual(['fails, no retry', 'always fails']);
   });
@@ -162,7 +163,7 @@ describe('per-source numbers', () => {
     expect(Object.keys(stats.sources)).toEqual(['a', 'b', 'empty']);
     expect(stats.sources.a).toMatchObject({ waiting: 3, due: 2, delayed: 1, running: 2 });
     expect(stats.sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
-    expect(stats.sources.empty).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, oldestDueAgeMs: null });
+    expect(stats.sources.empty).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, oldestDueAgeMs: null, counters: { deduplicated: 0 } });
     expect(a.length).toBe(3);
 
     gate.finishAll();
