@@ -13,6 +13,7 @@ import {
   type AddOptions,
   type Job,
   type JobHandle,
+  type JobProgress,
   type Queue,
   type WorkerHealth,
   type WorkerStatus,
@@ -73,6 +74,30 @@ function typeChecks(): void {
   if (health.status === 'degraded') assertType<Equal<typeof health.reason, string>>();
   if (health.status === 'healthy') assertType<Equal<typeof health.error, undefined>>();
   assertType<Equal<ReturnType<typeof strings.stats>['status'], WorkerStatus>>();
+
+  // Progress: a report is a value, never undefined; the handle and the event carry it.
+  new Worker(async (job: Job<string>) => {
+    job.updateProgress(50);
+    job.updateProgress({ done: 1, total: 2 });
+    // @ts-expect-error undefined is not a report
+    job.updateProgress(undefined);
+  });
+  assertType<Equal<JobHandle<number>['progress'], JobProgress | undefined>>();
+  strings.on('progress', (job, value) => {
+    assertType<Equal<typeof value, JobProgress>>();
+    assertType<Equal<typeof job.data, string>>();
+  });
+
+  // A function worker calls each job's function with its Job; one without a parameter works too.
+  const limit = new Worker<string>({ autoRun: false });
+  const tasks = limit.bindQueue();
+  tasks.add((job) => {
+    job.updateProgress(1);
+    return job.signal.aborted ? 'aborted' : job.id;
+  });
+  tasks.add(() => 'no parameter');
+  // @ts-expect-error the function's result must be the worker's result type
+  tasks.add((job) => job.attempt);
 }
 
 describe('public types', () => {
