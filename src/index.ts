@@ -29,7 +29,7 @@ export { Topic, Subscription } from './topic.js';
 export { Source, type BindOptions, type RateLimit } from './source.js';
 export type { AddOptions, DelayOption, RunAtOption, JobOptions } from './add-options.js';
 export { Strategy, setDefaultStrategy, type Picker, type SourceView } from './strategies/index.js';
-export type { Job, JobHandle, JobGroup, JobStatus } from './job.js';
+export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';
 export {
   QmuxError,
@@ -38,5 +38,6 @@ export {
   CancelledError,
   InvalidStateError,
   InvariantError,
+  JobIdInUseError,
   TimeoutError,
 } from './errors.js';

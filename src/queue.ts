@@ -17,11 +17,14 @@ import { Source } from './source.js';
  */
 export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   /**
-   * Adds a job. Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
+   * Adds a job. With an `id` in use in this queue it adds nothing and returns that job's handle
+   * (even when full or closed; the options are ignored). Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
    * `TypeError` / `RangeError` for a bad option.
    */
   add(data: T, options?: AddOptions): JobHandle<R> {
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     const refused = this.refusal(1);
     if (refused !== undefined) throw refused;
     return this.enqueue(data, 0, parsed);
@@ -30,12 +33,14 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed (a bad option still throws). */
   tryAdd(data: T, options?: AddOptions): JobHandle<R> | undefined {
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     return this.refusal(1) === undefined ? this.enqueue(data, 0, parsed) : undefined;
   }
 
   /**
    * Adds many jobs at once, all or nothing: if they do not all fit, none is added and
-   * `QueueFullError` is thrown. The same options apply to each.
+   * `QueueFullError` is thrown. The same options apply to each; `id` is not one of them (a `TypeError`).
    *
    * @example
    * ```ts

@@ -4,10 +4,11 @@ import type { Core } from './core/core.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
+import { jobWithId } from './job-ids.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
-import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
+import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
 import { SAMPLE_MASK, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -62,6 +63,8 @@ export interface SourceHost {
   cancel(job: JobRecord, reason: unknown): boolean;
   /** Removes every waiting job of `source`. */
   purge(source: Source): number;
+  /** A handler reported progress for `job` (`job.updateProgress`). */
+  progress(job: JobRecord, value: JobProgress): void;
   /** The source takes no more jobs and leaves the list once drained (an unsubscribed subscription). */
   retire(source: Source): void;
 }
@@ -198,6 +201,8 @@ export abstract class Source<T = unknown, R = unknown> {
   held: Set<JobRecord> | undefined = undefined;
   /** @internal Producers waiting in `onSizeLessThan`. */
   sizeWaiters: SizeWaiter[] | undefined = undefined;
+  /** @internal The jobs in use that have a user id, by id; made on the first one (see `job-ids.ts`). */
+  ids: Map<string, JobRecord> | undefined = undefined;
 
   /** @internal */
   constructor(host: SourceHost, core: Core, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -289,6 +294,26 @@ export abstract class Source<T = unknown, R = unknown> {
     return options === undefined ? undefined : parseAddOptions(options, this.host.threads);
   }
 
+  /**
+   * @internal The job an add with these options returns instead of adding one: the job whose id
+   * is in use in this source, whatever its status, and even when the source is full or closed
+   * (counted as de-duplicated). `undefined` for an add without an id, which costs no lookup.
+   */
+  existing(parsed: ParsedAddOptions | undefined): JobRecord<T, R> | undefined {
+    const id = parsed?.id;
+    if (id === undefined) return undefined;
+    const job = jobWithId(this as Source, id);
+    if (job !== undefined) this.core.deduplicate(this as Source);
+    return job as JobRecord<T, R> | undefined;
+  }
+
+  /**
+   * @internal Told of every progress report recorded for one of its jobs, after the `progress`
+   * event: the one place where a source that lives elsewhere (a remote source, SPEC 9) forwards
+   * it (to its adapter's `progress(job, value)`). An in-memory source has nothing to do.
+   */
+  progressed(_job: JobRecord<T, R>, _value: JobProgress): void {}
+
   /** @internal Adds one job; the caller has checked its options and room. `priority` is 0 outside priority queues. */
   enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
     return this.host.add(this, data, priority, parsed);
@@ -297,6 +322,9 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Adds many jobs all or nothing. */
   enqueueAll(items: readonly { data: T; priority: number }[], options: AddOptions | undefined): JobGroup<R> {
     const parsed = this.parseOptions(options);
+    if (parsed?.id !== undefined) {
+      throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
+    }
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
     const each = withoutLiveSignal(parsed); // the group follows the signal, with one listener

@@ -5,13 +5,14 @@ import { Core, type Origin } from './core/core.js';
 import { Note } from './core/outbox.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './dead-letters.js';
-import { TimeoutError, type InvariantError } from './errors.js';
+import { JobIdInUseError, TimeoutError, type InvariantError } from './errors.js';
 import type { WorkerEvents } from './events.js';
 import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
+import { jobWithId } from './job-ids.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
@@ -20,8 +21,9 @@ import { checkBindOptions, type BindOptions, type Source, type SourceHost } from
 import { Metrics, SAMPLE_MASK, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
-import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitRetrying, emitState } from './shell/emit.js';
+import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
+import { ExitWatch, watchExit } from './shell/exit-warning.js';
 import { WakeTimer } from './shell/wake-timer.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -89,6 +91,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #timer: WakeTimer;
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
+  /** What the process's one `beforeExit` listener asks about this worker (see `shell/exit-warning.ts`). */
+  readonly #exitWatch = new ExitWatch();
 
   constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
@@ -97,7 +101,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#retry = config.retry;
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
-      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => reportFault(this, error, 'the thread pool failed'));
+      const threads = new ThreadPool(
+        threadModule,
+        concurrency,
+        config.threadOptions,
+        (error) => reportFault(this, error, 'the thread pool failed'),
+        (job, value) => this.#progress(job, value),
+      );
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
@@ -118,6 +128,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       add: (source, data, priority, parsed) => this.#add(source, data, priority, parsed),
       cancel: (job, reason) => this.#cancel(job, reason),
       purge: (source) => this.#purge(source),
+      progress: (job, value) => this.#progress(job, value),
       retire: (source) => {
         this.#core.retire(source);
         this.#settle();
@@ -133,6 +144,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     };
     this.#passTask = () => this.#pass();
     this.#timer = new WakeTimer(this.#passTask);
+    watchExit(this.#exitWatch, this.name, this.#core);
   }
 
   // ---------------------------------------------------------------- state
@@ -204,9 +216,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /**
    * Takes a dead letter out of `deadLetters` and adds its job to its source again, with attempts
-   * counted from 1 and the job's own `timeout` / `retry` options. Throws like `add` when the
-   * source is full or closed (the entry then stays), and a `TypeError` for an entry that is not
-   * one of this worker's.
+   * counted from 1 and the job's own id and `timeout` / `retry` options. Throws like `add` when the
+   * source is full or closed, and `JobIdInUseError` when another job with its id is in use in that
+   * source again (the entry then stays); a `TypeError` for an entry that is not one of this
+   * worker's.
    *
    * @example
    * ```ts
@@ -220,10 +233,17 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       throw new TypeError(`qmux: redrive(entry) needs an entry of worker "${this.name}"'s deadLetters, got ${check.describeValue(entry)}`);
     }
     const source = origin.source as Source<T, R>;
+    const ext = origin.job.ext;
+    const userId = ext?.id;
+    if (userId !== undefined) {
+      const holder = jobWithId(source as Source, userId);
+      // The dead job itself may hold it still (its timed-out handler runs): the redrive takes it over.
+      if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, holder.status);
+    }
     const refused = source.refusal(1);
     if (refused !== undefined) throw refused;
-    const options: AddOptions = { id: entry.id };
-    const ext = origin.job.ext;
+    const options: AddOptions = {};
+    if (userId !== undefined) options.id = userId;
     if (ext?.timeout !== undefined) options.timeout = ext.timeout;
     if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
     const parsed = source.parseOptions(options);
@@ -237,6 +257,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } else {
       job = this.#add(source, entry.data, origin.priority, parsed);
     }
+    // A generated id stays the job's id, and is never looked up.
+    if (userId === undefined) job.extras().keptId = entry.id;
     core.deadLetters.remove(entry);
     return job;
   }
@@ -454,6 +476,17 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
     return job;
+  }
+
+  /**
+   * Every progress report comes through here, from a handler in a slot (`job.updateProgress`)
+   * or from a thread (`ctx.updateProgress`): the core records it if the job still runs, then the
+   * `progress` event, then the job's source (a remote source forwards it to its adapter).
+   */
+  #progress(job: JobRecord, value: JobProgress): void {
+    if (!this.#core.progress(job, value)) return;
+    emitProgress(this, job, value);
+    job.home.progressed(job, value);
   }
 
   #cancel(job: JobRecord, reason: unknown): boolean {
@@ -745,7 +778,7 @@ export interface WorkerConstructor {
   /** A worker that runs `handler` for each job. */
   new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
   /**
-   * A function worker: each job's data is a function, which is called; its return value is the
+   * A function worker: each job's data is a function, which is called with its `Job`; its return value is the
    * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
    */
   new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;

@@ -13,7 +13,18 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
-import { createAdminHandler, Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
+import {
+  createAdminHandler,
+  Queue,
+  Registry,
+  Strategy,
+  Topic,
+  Worker,
+  setDefaultStrategy,
+  type Job,
+  type Picker,
+  type SourceView,
+} from '../src/index.js';
 
 // ---------------------------------------------------------------- reading the table
 
@@ -396,6 +407,8 @@ const cases: Record<string, Case | (() => unknown)> = {
   "queue.add(data, options) | `runAt: new Date('x')` (invalid date)": add({ runAt: new Date('x') }),
   'queue.add(data, options) | `delay: 10, runAt: Date.now()`': add({ delay: 10, runAt: Date.now() }),
   'queue.add(data, options) | `id: 7`': add({ id: 7 }),
+  "queue.add(data, options) | `id: ''`": add({ id: '' }),
+  "queue.add(data, options) | `id: '42'` (a decimal integer: the form of generated ids)": add({ id: '42' }),
   'queue.add(data, options) | `signal: {}`': add({ signal: {} }),
   'queue.add(data, options) | `timeout: 0`': add({ timeout: 0 }),
   'queue.add(data, options) | `timeout: 30 * 86_400_000` (30 days)': add({ timeout: 30 * 86_400_000 }),
@@ -406,6 +419,7 @@ const cases: Record<string, Case | (() => unknown)> = {
     new Worker(ECHO, { autoRun: false }).bindQueue().add(1, { transfer: bad<ArrayBuffer[]>(new ArrayBuffer(8)) }),
   'queue.add(data, options) | `priority: 1` (unknown key)': add({ priority: 1 }),
   "queue.addAll(data, options) | data `'abc'` (not an array)": () => queue().addAll(bad<unknown[]>('abc')),
+  "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], { id: 'batch' }),
   'pq.add(data, priority) | priority `NaN`': () => priorityQueue().add(1, NaN),
   'pq.add(data, priority) | priority missing': () => {
     const pq = priorityQueue();
@@ -524,6 +538,34 @@ const cases: Record<string, Case | (() => unknown)> = {
     ({ a, entry }) => a.redrive(entry),
   ),
   'worker.redrive(entry) | `{}`': () => new Worker(noop, { name: 'a' }).redrive(bad<never>({})),
+  "worker.redrive(entry) | an entry whose id `'job-1'` is in use again in its source (a waiting job added since)": after(
+    async () => {
+      const a = new Worker<number, unknown>(boom, { name: 'a' });
+      const jobs = a.bindQueue({ name: 'jobs' });
+      jobs.add(1, { id: 'job-1' });
+      await flushMicrotasks();
+      const entry = a.deadLetters[0];
+      if (entry === undefined) throw new Error('set-up failed: no dead letter');
+      a.pause();
+      jobs.add(2, { id: 'job-1' });
+      return { a, entry };
+    },
+    ({ a, entry }) => a.redrive(entry),
+  ),
+  'job.updateProgress(value) | `undefined`, while the job runs': after(
+    async () => {
+      let running: Job<number> | undefined;
+      const worker = new Worker<number, unknown>((job) => {
+        running = job;
+        return new Promise(() => undefined);
+      });
+      worker.bindQueue().add(1);
+      await flushMicrotasks();
+      if (running === undefined) throw new Error('set-up failed: the job did not start');
+      return running;
+    },
+    (job: Job<number>) => job.updateProgress(bad<number>(undefined)),
+  ),
   'worker.redrive(entry) | an entry whose source was closed since': after(
     async () => {
       const context = await deadLetter();

@@ -228,6 +228,22 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toMatch(/\s\d+ms\s+\d+\n/);
     },
   },
+  'progress.ts': {
+    check: (out) => {
+      // Not a TTY here: one line per report, each job's in order, up to its total.
+      for (const [file, total] of [
+        ['a.bin', 4],
+        ['b.bin', 6],
+        ['c.bin', 3],
+        ['d.bin', 5],
+      ] as const) {
+        const reports = out.match(new RegExp(`^${file.replace('.', '\\.')} +[#.]+ +(\\d+)/${total}$`, 'gm')) ?? [];
+        expect(reports.map((line) => Number(/(\d+)\//.exec(line)?.[1]))).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+        expect(out).toContain(`${file}: ${total} chunks`);
+        expect(out).toContain(`${file} handle.progress: ${total}/${total}, status succeeded`);
+      }
+    },
+  },
   'cli-throttle.ts': {
     args: ['--strategy', 'RoundRobin', '--concurrency', '2', ...SAMPLES],
     check: (out) => {

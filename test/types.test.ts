@@ -14,7 +14,9 @@ import {
   type AddOptions,
   type Job,
   type JobHandle,
+  type JobProgress,
   type Queue,
+  type Task,
   type WorkerHealth,
   type WorkerStatus,
 } from '../src/index.js';
@@ -96,8 +98,31 @@ function typeChecks(): void {
   // @ts-expect-error 'idle' has no arguments
   strings.off('idle', (_job: unknown) => {});
   // A function worker's data type is the task, its result type the task's.
-  const limit = new Worker<number>({ autoRun: false });
-  assertType<Equal<typeof limit, Worker<() => number | PromiseLike<number>, number>>>();
+  const numbers = new Worker<number>({ autoRun: false });
+  assertType<Equal<typeof numbers, Worker<Task<number>, number>>>();
+  // Progress: a report is a value, never undefined; the handle and the event carry it.
+  new Worker(async (job: Job<string>) => {
+    job.updateProgress(50);
+    job.updateProgress({ done: 1, total: 2 });
+    // @ts-expect-error undefined is not a report
+    job.updateProgress(undefined);
+  });
+  assertType<Equal<JobHandle<number>['progress'], JobProgress | undefined>>();
+  strings.on('progress', (job, value) => {
+    assertType<Equal<typeof value, JobProgress>>();
+    assertType<Equal<typeof job.data, string>>();
+  });
+
+  // A function worker calls each job's function with its Job; one without a parameter works too.
+  const limit = new Worker<string>({ autoRun: false });
+  const tasks = limit.bindQueue();
+  tasks.add((job) => {
+    job.updateProgress(1);
+    return job.signal.aborted ? 'aborted' : job.id;
+  });
+  tasks.add(() => 'no parameter');
+  // @ts-expect-error the function's result must be the worker's result type
+  tasks.add((job) => job.attempt);
 }
 
 describe('public types', () => {

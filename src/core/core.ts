@@ -1,6 +1,7 @@
 import { DeadLetterStore } from '../dead-letters.js';
 import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
-import { CancelReason, State, UNTIMED, type JobRecord } from '../job.js';
+import { claimId, releaseId } from '../job-ids.js';
+import { CancelReason, State, UNTIMED, type JobProgress, type JobRecord } from '../job.js';
 import type { Source } from '../source.js';
 import type { Picker } from '../strategies/strategy.js';
 import { type WorkerCounters, zeroCounters } from '../stats.js';
@@ -167,6 +168,12 @@ export class Core {
     source.counters.added++;
   }
 
+  /** An add to `source` found its id in use there and returned the existing job instead. */
+  deduplicate(source: Source): void {
+    this.counters.deduplicated++;
+    source.counters.deduplicated++;
+  }
+
   /**
    * A job joins its source: due at `runAt` (monotonic ms) or now. `now` is {@link UNTIMED} when the
    * shell did not read the clock, which it may skip only for a job due now into a source that
@@ -177,7 +184,11 @@ export class Core {
     const delayed = runAt !== undefined && runAt > now;
     job.dueAt = delayed ? runAt : now;
     if (job.dueAt !== UNTIMED) source.timed++;
-    if (job.ext?.timeout !== undefined) this.#timedOutable++;
+    const ext = job.ext;
+    if (ext !== undefined) {
+      if (ext.timeout !== undefined) this.#timedOutable++;
+      if (ext.id !== undefined) claimId(job, ext.id);
+    }
     this.waiting++;
     if (delayed) {
       job.state = State.Delayed;
@@ -196,6 +207,7 @@ export class Core {
   hold(job: JobRecord, blocker: JobRecord): void {
     const ext = job.extras();
     ext.held = true;
+    if (ext.id !== undefined) claimId(job, ext.id); // taken over from the blocker, if it is the same id
     blocker.extras().successor = job;
     (job.home.held ??= new Set()).add(job);
     this.waiting++;
@@ -398,10 +410,14 @@ export class Core {
         `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
       );
     }
-    const successor = job.ext?.successor;
-    if (successor !== undefined) {
-      (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
-      this.#admitHeld(successor, now);
+    const ext = job.ext;
+    if (ext !== undefined) {
+      if (job.state >= State.Succeeded) releaseId(job); // settled, and now no attempt runs
+      const successor = ext.successor;
+      if (successor !== undefined) {
+        ext.successor = undefined;
+        this.#admitHeld(successor, now);
+      }
     }
     if (source.retiring) this.#retireIfDrained(source);
   }
@@ -416,6 +432,19 @@ export class Core {
     // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
     this.admit(job, undefined, now);
+  }
+
+  // ---------------------------------------------------------------- progress
+
+  /**
+   * The handler of `job` reported `value`: recorded as the job's latest progress if an attempt of
+   * it is running and it has not settled. Returns whether it was (the shell then emits
+   * `progress`); a late report changes nothing.
+   */
+  progress(job: JobRecord, value: JobProgress): boolean {
+    if (job.state !== State.Running || !job.inFlight) return false;
+    job.extras().progress = value;
+    return true;
   }
 
   // ---------------------------------------------------------------- cancellation
@@ -449,6 +478,7 @@ export class Core {
       source.forget(job);
       this.#shrunk(source);
     }
+    if (!running) releaseId(job); // a running one keeps its id until its handler returns
     this.counters.cancelled++;
     source.counters.cancelled++;
     this.outbox.record(Note.Cancelled, job, undefined, running ? 1 : 0);
@@ -478,7 +508,10 @@ export class Core {
       source.held = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
-    for (const job of jobs) this.#settleCancelled(job, undefined, false);
+    for (const job of jobs) {
+      this.#settleCancelled(job, undefined, false);
+      releaseId(job);
+    }
     this.counters.cancelled += jobs.length;
     source.counters.cancelled += jobs.length;
     for (const job of jobs) this.outbox.record(Note.Cancelled, job, undefined, 0);

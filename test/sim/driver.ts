@@ -339,6 +339,8 @@ export class Simulation {
         this.#hostAdd(source as unknown as Source, data, priority, parsed) as unknown as JobRecord<T, R>,
       cancel: (job, reason) => this.#hostCancel(job, reason),
       purge: (source) => this.#hostPurge(source),
+      // The simulator's handlers report no progress; the core's rule is tested in progress.test.ts.
+      progress: (job, value) => void this.core.progress(job, value),
       retire: (source) => this.#hostRetire(source),
     };
     this.note(`config ${JSON.stringify({ ...this.cfg, concurrency: String(this.cfg.concurrency), retry: describeRetry(this.cfg.retry) })}`);
