@@ -116,7 +116,10 @@ class View implements SourceView {
     return this.source.weight;
   }
   get length(): number {
-    return this.source.due.length;
+    const source = this.source;
+    // Due jobs still in the delayed heap (a promotion in progress) count: they move now.
+    if (source.delayed.horizon !== -Infinity) source.core.catchUp(source);
+    return source.due.length;
   }
   get running(): number {
     return this.source.running;

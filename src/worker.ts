@@ -74,6 +74,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #awaiters: Awaiter[] = [];
   #bindCount = 0;
   #passScheduled = false;
+  readonly #promotionTask: () => void;
+  #promotionScheduled = false;
   /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
   #passing = false;
   /** Set while {@link WorkerImpl.#settle} runs: user code it calls that calls back in leaves the rest to it. */
@@ -143,6 +145,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#finish(job, ok, value);
     };
     this.#passTask = () => this.#pass();
+    this.#promotionTask = () => this.#promoteBatch();
     this.#timer = new WakeTimer(this.#passTask);
     watchExit(this.#exitWatch, this.name, this.#core);
   }
@@ -210,7 +213,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const core = this.#core;
     // A delayed job is due once its time has passed, whether or not a pass has run since (every
     // slot may be busy): count it where it belongs, and let a pass start it if a slot is free.
-    if (core.promote(now) > 0) this.#schedulePass();
+    if (core.promoteAll(now) > 0) this.#schedulePass();
     return snapshot(this.name, core, this.#metrics, now);
   }
 
@@ -541,7 +544,24 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } finally {
       this.#passing = false;
     }
+    if (core.promotionPending) this.#schedulePromotion();
     this.#settle();
+  }
+
+  /** Due jobs are left to move (see `Core.promote`): a batch more on the next turn, then a pass. */
+  #schedulePromotion(): void {
+    if (this.#promotionScheduled) return;
+    this.#promotionScheduled = true;
+    setImmediate(this.#promotionTask);
+  }
+
+  #promoteBatch(): void {
+    this.#promotionScheduled = false;
+    const core = this.#core;
+    if (!core.promotionPending) return;
+    core.promoteMore();
+    if (core.phase === Phase.Started) this.#pass();
+    else if (core.promotionPending) this.#schedulePromotion();
   }
 
   /** Times out every attempt whose deadline has passed at `now`. */

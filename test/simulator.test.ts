@@ -46,6 +46,13 @@ describe('the core under the seeded simulator (SPEC 12)', () => {
     expect(starts).toBeGreaterThan(0);
   });
 
+  it('keeps them with promotions in progress across steps (a promotion batch of 1 or 2 jobs)', () => {
+    const seeds = ONLY === undefined ? Array.from({ length: SEEDS / 2 }, (_, i) => i + 1) : [Number(ONLY)];
+    let starts = 0;
+    for (const seed of seeds) starts += simulate(seed, { steps: STEPS, promoteBatch: 1 + (seed % 2) }).starts;
+    expect(starts).toBeGreaterThan(0);
+  });
+
   it('reports the seed and step that replay a broken core, the same on every replay', () => {
     // A core that promotes delayed jobs a little late: the simulator must notice.
     const sabotage = (core: Core): void => {

@@ -8,6 +8,7 @@ import { type WorkerCounters, zeroCounters } from '../stats.js';
 import { Deadline, Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
+import { PROMOTE_BATCH, Promotion } from './promotion.js';
 import { nextPhase, Phase, statusOf, type LifecycleCall, type WorkerStatus } from './worker-state.js';
 
 /** What {@link Core} is made with. @internal */
@@ -19,6 +20,8 @@ export interface CoreConfig {
   timeout: number | undefined;
   deadLetterLimit: number;
   autoRun: boolean;
+  /** Most delayed jobs a promotion moves beyond what the due orders need (default {@link PROMOTE_BATCH}). */
+  promoteBatch?: number;
 }
 
 /** What `redrive` needs to put a dead letter back. @internal */
@@ -66,11 +69,14 @@ export class Core {
   #phase: Phase;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   #timedOutable = 0;
+  readonly #promotion = new Promotion();
+  readonly #promoteBatch: number;
 
   constructor(config: CoreConfig) {
     this.concurrency = config.concurrency;
     this.dispatcher = new Dispatcher(config.picker, config.strategyName);
     this.#timeout = config.timeout;
+    this.#promoteBatch = config.promoteBatch ?? PROMOTE_BATCH;
     this.deadLetters = new DeadLetterStore(config.deadLetterLimit);
     this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
   }
@@ -107,7 +113,7 @@ export class Core {
     if (this.deadlines.length === 0 && this.delayed === 0 && this.dispatcher.rateLimited === 0) return Infinity;
     let at = this.deadlines.nextAt();
     if (this.#phase === Phase.Started && this.slotsInUse < this.concurrency && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
-      at = Math.min(at, this.dispatcher.wakeAt());
+      at = Math.min(at, this.#promotion.pending ? this.#promotion.wakeAt(this.dispatcher.list) : this.dispatcher.wakeAt());
     }
     return at;
   }
@@ -192,6 +198,7 @@ export class Core {
     this.waiting++;
     if (delayed) {
       job.state = State.Delayed;
+      if (job.dueAt <= source.delayed.horizon) this.catchUp(source); // as in #retry
       source.delayed.push(job);
       this.delayed++;
     } else {
@@ -221,20 +228,54 @@ export class Core {
     this.outbox.record(Note.Cancelled, job, undefined, 0);
   }
 
-  /** Moves every delayed job due at `now` into its source's due order; returns how many. */
+  /**
+   * Makes every delayed job due at `now` due (SPEC 3). What moves into the due orders at once is
+   * what they need plus, unless a promotion is already in progress, a batch
+   * (`CoreConfig.promoteBatch`); the other due jobs stay in the delayed heaps, due all the same,
+   * and move as they are needed or in {@link promoteMore} (see `promotion.ts`: a million jobs
+   * coming due at once must not block the event loop). Returns how many moved; while due jobs
+   * are left to move, {@link promotionPending} is set.
+   */
   promote(now: number): number {
-    if (this.delayed === 0) return 0;
-    let promoted = 0;
-    for (const source of this.dispatcher.list) {
-      if (source.delayed.length === 0) continue;
-      for (let job = source.delayed.shiftDue(now); job !== undefined; job = source.delayed.shiftDue(now)) {
-        job.state = State.Waiting;
-        source.due.pushPromoted(job);
-        this.delayed--;
-        promoted++;
-      }
+    return this.#promote(now, this.#promotion.pending ? 0 : this.#promoteBatch);
+  }
+
+  /**
+   * Moves a batch more of the due jobs earlier promotions left in the delayed heaps, for a later
+   * turn while {@link promotionPending}. Returns how many moved.
+   */
+  promoteMore(): number {
+    const moved = this.#promotion.more(this.dispatcher.list, this.#promoteBatch);
+    this.delayed -= moved;
+    return moved;
+  }
+
+  /** {@link promote} that moves every due job (for `stats()`, which counts them). */
+  promoteAll(now: number): number {
+    return this.#promote(now, Infinity);
+  }
+
+  #promote(now: number, batch: number): number {
+    if (this.delayed === 0) {
+      this.#promotion.pending = false;
+      return 0;
     }
-    return promoted;
+    const moved = this.#promotion.promote(this.dispatcher.list, now, batch);
+    this.delayed -= moved;
+    return moved;
+  }
+
+  /** Whether due jobs are left in the delayed heaps for a later {@link promote} to move. */
+  get promotionPending(): boolean {
+    return this.#promotion.pending;
+  }
+
+  /**
+   * Moves every due job `source` still holds in its delayed heap into its due order, for a
+   * strategy that reads the source's length (SPEC 4: the lengths as they are).
+   */
+  catchUp(source: Source): void {
+    this.delayed -= this.#promotion.catchUp(source);
   }
 
   // ---------------------------------------------------------------- starts
@@ -252,7 +293,10 @@ export class Core {
     // The strategy is user code: it may have paused or stopped the worker, or lowered the
     // concurrency, and then this start must not happen.
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
+    // A priority queue's next job may be any of its due ones: those still in the delayed heap move first.
+    if (source.due.needsEveryDue && source.delayed.horizon !== -Infinity) this.catchUp(source);
     const job = source.due.shift() as JobRecord;
+    if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
     if (job.state !== State.Waiting || job.inFlight) {
       throw new InvariantError(
         'attempt-starts-once',
@@ -369,6 +413,8 @@ export class Core {
     const source = job.home;
     job.state = State.Delayed;
     job.dueAt = now + delay;
+    // Not due before a promotion sees it: jobs up to the horizon of a promotion in progress count as due.
+    if (job.dueAt <= source.delayed.horizon) this.catchUp(source);
     source.delayed.push(job);
     source.timed++;
     if (job.ext?.timeout !== undefined) this.#timedOutable++;
@@ -471,6 +517,7 @@ export class Core {
         this.delayed--;
       } else {
         source.due.markRemoved();
+        if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
       }
       this.waiting--;
       if (job.dueAt !== UNTIMED) source.timed--;

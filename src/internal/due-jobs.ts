@@ -1,5 +1,5 @@
 import { State, type JobRecord } from '../job.js';
-import { Heap } from './heap.js';
+import { Heap, KeyedHeap } from './heap.js';
 import { ChunkedQueue } from './chunked-queue.js';
 
 /**
@@ -26,6 +26,16 @@ export interface DueJobs {
   markRemoved(): void;
   /** Every live job, in no particular order, and empties the container. */
   drain(): JobRecord[];
+  /**
+   * While due jobs of the source are still held by its delayed jobs (a promotion in progress):
+   * whether their earliest must move here for this container to give and count its jobs right.
+   * FIFO: when it holds no promoted job (the earliest of them goes before every later one, so it
+   * is enough to merge with the jobs due on add). A priority queue: when it is empty (it then
+   * needs them all before it gives a job, see {@link needsEveryDue}).
+   */
+  wantsPromoted(): boolean;
+  /** Whether every due job must have moved here before the next one can be told (a priority queue). */
+  readonly needsEveryDue: boolean;
 }
 
 /**
@@ -140,6 +150,17 @@ export class FifoDueJobs implements DueJobs {
     const fresh = this.#fresh.peek();
     const promoted = this.#promoted.peek();
     return promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
+  }
+
+  readonly needsEveryDue = false;
+
+  wantsPromoted(): boolean {
+    const promoted = this.#promoted;
+    while (promoted.peek()?.state === State.Cancelled) {
+      promoted.shift();
+      this.#dead--;
+    }
+    return promoted.length === 0;
   }
 
   #dropDeadHeads(): void {
@@ -258,6 +279,11 @@ class TombstoneHeap {
  */
 export class PriorityDueJobs implements DueJobs {
   readonly #jobs = new TombstoneHeap(higherPriority);
+  readonly needsEveryDue = true;
+
+  wantsPromoted(): boolean {
+    return this.#jobs.length === 0;
+  }
 
   get length(): number {
     return this.#jobs.length;
@@ -289,37 +315,86 @@ export class PriorityDueJobs implements DueJobs {
 }
 
 /**
- * Jobs that are not due yet, earliest first, with the same tombstone scheme.
+ * Jobs that are not due yet, earliest first (due time, then add order), with the same tombstone
+ * scheme. The keys live in typed arrays ({@link KeyedHeap}).
+ *
+ * A promotion in progress (see `core/promotion.ts`) leaves jobs here that are due already: every
+ * job held with a due time of at most {@link horizon} counts as due, though it has not moved yet.
  *
  * @internal
  */
 export class DelayedJobs {
-  readonly #jobs = new TombstoneHeap(earlierDue);
+  readonly #heap = new KeyedHeap<JobRecord>();
+  #live = 0;
+  #dead = 0;
+  /**
+   * Jobs held here with a due time of at most this are due (promoted, but not moved yet), or
+   * `-Infinity` when none is. Set by the promotion; nothing due at or before it may be pushed
+   * while it is set (it would count as due before any promotion saw it).
+   */
+  horizon = -Infinity;
 
   get length(): number {
-    return this.#jobs.length;
+    return this.#live;
   }
 
   push(job: JobRecord): void {
-    this.#jobs.push(job);
+    this.#heap.push(job, job.dueAt, job.seq);
+    this.#live++;
   }
 
   /** Due time of the earliest live job, or `Infinity`. */
   nextDueAt(): number {
-    return this.#jobs.peek()?.dueAt ?? Infinity;
+    this.#dropDeadTop();
+    return this.#heap.peekKey();
+  }
+
+  /** Whether some live job held here is due already ({@link horizon}). */
+  get backlogged(): boolean {
+    return this.horizon !== -Infinity && this.nextDueAt() <= this.horizon;
   }
 
   /** Removes and returns the earliest live job if it is due at `now`. */
   shiftDue(now: number): JobRecord | undefined {
-    const top = this.#jobs.peek();
-    return top === undefined || top.dueAt > now ? undefined : this.#jobs.pop();
+    if (this.nextDueAt() > now) return undefined;
+    const job = this.#heap.pop() as JobRecord;
+    if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
+    return job;
+  }
+
+  /** Live jobs held with a due time of at most `at`: O(that many). For checks and tests. */
+  countDueBy(at: number): number {
+    return this.#heap.countAtMost(at, isLive);
   }
 
   markRemoved(): void {
-    this.#jobs.markRemoved();
+    this.#live--;
+    this.#dead++;
+    if (this.#live === 0) this.#clear();
+    else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
+      this.#heap.filterInPlace(isLive);
+      this.#dead = 0;
+    }
   }
 
   drain(): JobRecord[] {
-    return this.#jobs.drain();
+    const jobs = this.#heap.values().filter(isLive);
+    this.#clear();
+    return jobs;
+  }
+
+  #dropDeadTop(): void {
+    const heap = this.#heap;
+    for (let top = heap.peek(); top !== undefined && top.state === State.Cancelled; top = heap.peek()) {
+      heap.pop();
+      this.#dead--;
+    }
+  }
+
+  #clear(): void {
+    this.#heap.clear();
+    this.#live = 0;
+    this.#dead = 0;
+    this.horizon = -Infinity;
   }
 }

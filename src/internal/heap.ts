@@ -104,3 +104,172 @@ export class Heap<T> {
     items[i] = item;
   }
 }
+
+/** Fewest slots a {@link KeyedHeap} allocates. */
+const KEYED_MIN = 16;
+
+/**
+ * A binary min-heap of items under two numeric keys, compared in order (the second breaks ties
+ * of the first; callers make it unique, so equal first keys come out in its order). The keys
+ * live in typed arrays next to the items: sifting compares them without touching the items,
+ * whose records are scattered over the heap (a pop of a million-job heap of records spent most
+ * of its time on cache misses reading their fields).
+ *
+ * @internal
+ */
+export class KeyedHeap<T> {
+  #items: T[] = [];
+  #first = new Float64Array(KEYED_MIN);
+  #second = new Float64Array(KEYED_MIN);
+  /** The most items held since the arrays were last made (see {@link Heap}). */
+  #peak = 0;
+
+  /** Number of items held. */
+  get length(): number {
+    return this.#items.length;
+  }
+
+  /** The smallest item without removing it, or `undefined` when empty. */
+  peek(): T | undefined {
+    return this.#items[0];
+  }
+
+  /** The smallest item's first key, or `Infinity` when empty. */
+  peekKey(): number {
+    return this.#items.length === 0 ? Infinity : (this.#first[0] as number);
+  }
+
+  /** Adds an item under its keys: O(log n). */
+  push(item: T, first: number, second: number): void {
+    const items = this.#items;
+    let i = items.length;
+    if (i === this.#first.length) this.#resize(i + (i >> 1) + KEYED_MIN);
+    items.push(item);
+    if (i >= this.#peak) this.#peak = i + 1;
+    const a = this.#first;
+    const b = this.#second;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const pa = a[parent] as number;
+      if (!(first < pa || (first === pa && second < (b[parent] as number)))) break;
+      items[i] = items[parent] as T;
+      a[i] = pa;
+      b[i] = b[parent] as number;
+      i = parent;
+    }
+    items[i] = item;
+    a[i] = first;
+    b[i] = second;
+  }
+
+  /** Removes and returns the smallest item, or `undefined` when empty: O(log n). */
+  pop(): T | undefined {
+    const items = this.#items;
+    const n = items.length - 1;
+    if (n < 0) return undefined;
+    const top = items[0] as T;
+    const last = items.pop() as T;
+    if (n > 0) this.#siftDown(last, this.#first[n] as number, this.#second[n] as number, 0);
+    if (n <= this.#peak >> 2 && this.#peak > SHRINK_MIN) this.#resize(Math.max(KEYED_MIN, n));
+    return top;
+  }
+
+  /**
+   * How many items have a first key of at most `first` and pass `live`: O(that many), without
+   * changing the heap (they are the top of it: a parent's key is never above its children's).
+   */
+  countAtMost(first: number, live: (item: T) => boolean): number {
+    const items = this.#items;
+    const a = this.#first;
+    const n = items.length;
+    if (n === 0 || (a[0] as number) > first) return 0;
+    const stack = [0];
+    let count = 0;
+    for (let i = stack.pop(); i !== undefined; i = stack.pop()) {
+      if (live(items[i] as T)) count++;
+      const left = 2 * i + 1;
+      if (left < n && (a[left] as number) <= first) stack.push(left);
+      if (left + 1 < n && (a[left + 1] as number) <= first) stack.push(left + 1);
+    }
+    return count;
+  }
+
+  /** Keeps only the items for which `keep` returns true, then restores heap order: O(n). */
+  filterInPlace(keep: (item: T) => boolean): void {
+    const items = this.#items;
+    const a = this.#first;
+    const b = this.#second;
+    let kept = 0;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as T;
+      if (!keep(item)) continue;
+      items[kept] = item;
+      a[kept] = a[i] as number;
+      b[kept] = b[i] as number;
+      kept++;
+    }
+    items.length = kept;
+    this.#resize(Math.max(KEYED_MIN, kept));
+    this.#peak = kept;
+    for (let i = (kept >> 1) - 1; i >= 0; i--) this.#siftDown(items[i] as T, this.#first[i] as number, this.#second[i] as number, i);
+  }
+
+  /** Every item, in no particular order. */
+  values(): readonly T[] {
+    return this.#items;
+  }
+
+  /** Removes every item. */
+  clear(): void {
+    this.#items = [];
+    this.#first = new Float64Array(KEYED_MIN);
+    this.#second = new Float64Array(KEYED_MIN);
+    this.#peak = 0;
+  }
+
+  /** Moves the keys to arrays of `capacity` slots (at least what is held) and resets the peak. */
+  #resize(capacity: number): void {
+    const n = this.#items.length;
+    const a = new Float64Array(capacity);
+    const b = new Float64Array(capacity);
+    a.set(this.#first.subarray(0, n));
+    b.set(this.#second.subarray(0, n));
+    this.#first = a;
+    this.#second = b;
+    if (this.#peak > capacity) {
+      // A shrink: the items' array is made again too, so that it gives its slots back.
+      this.#items = this.#items.slice();
+      this.#peak = n;
+    }
+  }
+
+  #siftDown(item: T, first: number, second: number, i: number): void {
+    const items = this.#items;
+    const a = this.#first;
+    const b = this.#second;
+    const n = items.length;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      let ca = a[child] as number;
+      let cb = b[child] as number;
+      const right = child + 1;
+      if (right < n) {
+        const ra = a[right] as number;
+        if (ra < ca || (ra === ca && (b[right] as number) < cb)) {
+          child = right;
+          ca = ra;
+          cb = b[right] as number;
+        }
+      }
+      if (!(ca < first || (ca === first && cb < second))) break;
+      items[i] = items[child] as T;
+      a[i] = ca;
+      b[i] = cb;
+      i = child;
+    }
+    items[i] = item;
+    a[i] = first;
+    b[i] = second;
+  }
+}

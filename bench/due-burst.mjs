@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// One cell of the "delayed jobs coming due at once" measurement (issue 13), in a fresh process:
+//
+//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..]
+//
+// `jobs` jobs are added to one queue of a running worker (concurrency 16, handler `() =>
+// new Promise(setImmediate)`: a job yields to the event loop, or the whole drain would be one
+// macrotask of microtasks and the loop would block for all of it, promotion or not), all with the same `runAt`, 1.5 s + the time the adds take after the first add
+// (the adds are timed in a warm-up run first), so every one of them comes due at the same instant.
+// Measured: heap + ArrayBuffer bytes per delayed job (after gc(), minus the empty queue's), the
+// longest event-loop block from their due time until the worker is idle
+// (perf_hooks.monitorEventLoopDelay at 1 ms resolution: its max minus the 1 ms period), and the
+// total time from the due time until `waitUntilIdle()` resolves. Prints one JSON line.
+//
+// The qmux directory defaults to this checkout (its dist/ must be built: `npm run build`); pass
+// another checkout's directory to measure an older build with the same script.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const jobs = Number(process.argv[2] ?? 1_000_000);
+const dir = path.resolve(process.argv[3] ?? new URL('..', import.meta.url).pathname);
+// The longest synchronous run of one timer or immediate callback (qmux's wake-up pass and its
+// promotion turns among them; the microtasks after a callback are not in it): what the
+// promotion itself blocks, apart from GC and the handlers' promise reactions.
+let longestCallbackMs = 0;
+const timed = (fn) =>
+  function (...args) {
+    const t = performance.now();
+    try {
+      return fn.apply(this, args);
+    } finally {
+      longestCallbackMs = Math.max(longestCallbackMs, performance.now() - t);
+    }
+  };
+const realImmediate = globalThis.setImmediate;
+const realTimeout = globalThis.setTimeout;
+globalThis.setImmediate = (fn, ...args) => realImmediate(timed(fn), ...args);
+globalThis.setTimeout = (fn, ms, ...args) => realTimeout(timed(fn), ms, ...args);
+const { Worker } = await import(pathToFileURL(path.join(dir, 'dist/index.js')).href);
+const gc = globalThis.gc ?? (() => {});
+const mem = () => {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+};
+
+async function burst(n, measure) {
+  let ran = 0;
+  const worker = new Worker(
+    () => {
+      ran++;
+      return new Promise(setImmediate);
+    },
+    { concurrency: 16 },
+  );
+  const q = worker.bindQueue();
+  const before = measure ? mem() : 0;
+  // Adding takes a while: aim the due time past the end of the adds (addMs from the warm-up).
+  const addStart = Date.now();
+  const runAt = addStart + burst.addMs * (n / burst.warmN) * 1.5 + 1500;
+  for (let i = 0; i < n; i++) q.add(i, { runAt });
+  const addMs = Date.now() - addStart;
+  const bytesPerJob = measure ? (mem() - before) / n : 0;
+  if (Date.now() >= runAt) throw new Error(`the adds took ${addMs} ms, past the due time; raise the margin`);
+  if (ran !== 0) throw new Error('a job ran before its due time');
+  // Wait for the due time with a timer of our own, then watch the loop until the worker is idle.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, runAt - Date.now() - 50)));
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  longestCallbackMs = 0;
+  let longestGap = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const t = performance.now();
+    longestGap = Math.max(longestGap, t - last);
+    last = t;
+  }, 1);
+  // The due time on the monotonic clock: the worker's own wake-up may come first, so the loop is
+  // watched from before it, and the total time runs from the due time itself.
+  const dueAt = runAt - performance.timeOrigin;
+  while (Date.now() < runAt) await new Promise((resolve) => setImmediate(resolve));
+  await worker.waitUntilIdle();
+  const drainMs = performance.now() - dueAt;
+  clearInterval(ticker);
+  histogram.disable();
+  longestGap = Math.max(longestGap, performance.now() - last);
+  if (ran !== n) throw new Error(`ran ${ran} of ${n} jobs`);
+  return {
+    jobs: n,
+    addMs,
+    bytesPerJob,
+    drainMs,
+    // The histogram records how late each 1 ms check ran: max - 1 ms is the longest block.
+    maxBlockMs: histogram.max / 1e6 - 1,
+    p99BlockMs: histogram.percentile(99) / 1e6 - 1,
+    longestTickGapMs: longestGap,
+    longestCallbackMs,
+  };
+}
+
+// Warm-up: the same path on a small burst (also times the adds, to place the due time).
+burst.warmN = Math.min(jobs, 20_000);
+burst.addMs = 20;
+const warm = await burst(burst.warmN, false);
+burst.addMs = Math.max(1, warm.addMs);
+const result = await burst(jobs, true);
+console.log(JSON.stringify({ ok: true, dir, node: process.version, ...result }));
