@@ -218,9 +218,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    */
   #bits: number;
   /**
-   * The result once succeeded, the error once failed or cancelled. Before that, a sampled job
-   * keeps its add time and then its start time here for `stats()`. (No `#private` method
-   * on this class: V8 would add a brand slot to every job for it.)
+   * The result once succeeded, the error once failed or cancelled. (No `#private` method on
+   * this class: V8 would add a brand slot to every job for it.)
    */
   value: unknown = undefined;
   /** The result promise, once someone asked for it. */

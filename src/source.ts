@@ -2,13 +2,11 @@ import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-o
 import type { Clock } from './clock.js';
 import type { Core } from './core/core.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
-import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
-import { SAMPLE_MASK } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -128,18 +126,6 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
-/**
- * Past this many sampled entries, compact when most have left the source: entries that left
- * (started, settled, cancelled) still hold their jobs' data and results. Amortised O(1) like the
- * due jobs' compaction (see `internal/due-jobs.ts`); small, so what is kept stays bounded by the
- * waiting jobs.
- */
-const SAMPLES_COMPACT = 64;
-
-function isWaiting(job: JobRecord): boolean {
-  return job.state < State.Running;
-}
-
 interface SizeWaiter {
   below: number;
   resolve(): void;
@@ -183,10 +169,10 @@ export abstract class Source<T = unknown, R = unknown> {
 
   #closed = false;
   /**
-   * The sampled jobs (see `SAMPLE_EVERY`) in add order, pruned of started ones as we go. Each
-   * carries its add time in `job.value`, a field that holds nothing until the job settles.
+   * The add times of its sampled jobs (see `isSampled` in `stats.ts`) that wait here, in add
+   * order, by job: kept off the job records, and holding nothing once they start or leave.
    */
-  #samples: ChunkedQueue<JobRecord> | undefined = undefined;
+  #sampled: Map<JobRecord, number> | undefined = undefined;
   /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
   firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
@@ -303,33 +289,28 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal Times a job that joined an empty source (so a stuck source always shows its oldest
-   * job's age) and a sampled job (see `SAMPLE_EVERY`), at `now` on the worker's clock.
+   * @internal A job joined this source when it was empty, at `now` on the worker's clock: its add
+   * time is kept while it waits, so a stuck source always shows its oldest job's age.
    */
-  noteAdd(job: JobRecord, now: number, wasEmpty: boolean): void {
-    if (wasEmpty) {
-      this.firstIntoEmpty = job;
-      this.#firstIntoEmptyAt = now;
-    }
-    if ((job.seq & SAMPLE_MASK) !== 0) return;
-    job.value = now; // the add time, until the job starts (see Metrics.sampleStart)
-    const samples = (this.#samples ??= new ChunkedQueue<JobRecord>());
-    this.pruneSamples();
-    samples.push(job);
-    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
+  noteFirst(job: JobRecord, now: number): void {
+    this.firstIntoEmpty = job;
+    this.#firstIntoEmptyAt = now;
   }
 
-  /**
-   * @internal Drops the front sampled entries that have left the source (called as sampled jobs
-   * start and are added), so the queue holds the sampled jobs still waiting, plus those behind a
-   * stuck one, and nothing once the source drains.
-   */
-  pruneSamples(): void {
-    const samples = this.#samples;
-    if (samples === undefined) return;
-    for (let front = samples.peek(); front !== undefined && front.state >= State.Running; front = samples.peek()) {
-      samples.shift();
-    }
+  /** @internal A sampled job (see `isSampled`) joined this source at `now`: keeps its add time while it waits. */
+  noteSampled(job: JobRecord, now: number): void {
+    (this.#sampled ??= new Map()).set(job, now);
+  }
+
+  /** @internal The add time of a sampled job that is leaving (starting), or `undefined` if none is kept; forgets it. */
+  takeSampled(job: JobRecord): number | undefined {
+    const sampled = this.#sampled;
+    if (sampled === undefined) return undefined;
+    const addedAt = sampled.get(job);
+    if (addedAt === undefined) return undefined;
+    if (sampled.size === 1) this.#sampled = undefined;
+    else sampled.delete(job);
+    return addedAt;
   }
 
   /**
@@ -343,15 +324,15 @@ export abstract class Source<T = unknown, R = unknown> {
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    const samples = this.#samples;
-    if (samples !== undefined) {
-      for (let job = samples.peek(); job !== undefined; job = samples.peek()) {
+    const sampled = this.#sampled;
+    if (sampled !== undefined) {
+      // Every entry is a job still waiting here (due or delayed), oldest first.
+      for (const [job, addedAt] of sampled) {
         if (job.state === State.Waiting) {
-          age = Math.max(age, ageOf(job, job.value as number));
+          age = Math.max(age, ageOf(job, addedAt));
           break;
         }
         if (job.state === State.Delayed) break; // not due yet; the due ones behind it are younger
-        samples.shift(); // started or cancelled: forget it
       }
     }
     const next = this.due.peek();
@@ -367,19 +348,13 @@ export abstract class Source<T = unknown, R = unknown> {
    */
   forget(job: JobRecord): void {
     if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
-    const samples = this.#samples;
-    if (samples === undefined) return;
-    if (this.length === 0) {
-      this.#samples = undefined;
-      return;
-    }
-    this.pruneSamples();
-    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
+    const sampled = this.#sampled;
+    if (sampled !== undefined && sampled.delete(job) && sampled.size === 0) this.#sampled = undefined;
   }
 
   /** @internal Lets go of every waiting job the stats point at (a purge). */
   forgetWaiting(): void {
-    this.#samples = undefined;
+    this.#sampled = undefined;
     this.firstIntoEmpty = undefined;
   }
 

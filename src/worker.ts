@@ -11,13 +11,13 @@ import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
-import { Metrics, SAMPLE_MASK, snapshot, type WorkerStats } from './stats.js';
+import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitRetrying, emitState } from './shell/emit.js';
@@ -447,9 +447,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // timed job), and the clock is read only when something needs it.
     const wasEmpty = source.length === 0;
     const timed = runAt !== undefined || source.timed > 0;
-    if (now === UNTIMED && (timed || wasEmpty || (job.seq & SAMPLE_MASK) === 0)) now = this.#clock.now();
+    const sampled = isSampled(job.seq);
+    if (now === UNTIMED && (timed || wasEmpty || sampled)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
-    source.noteAdd(job, now, wasEmpty);
+    if (wasEmpty) source.noteFirst(job, now);
+    if (sampled) source.noteSampled(job, now);
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
@@ -525,7 +527,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   #run(job: JobRecord): void {
-    if ((job.seq & SAMPLE_MASK) === 0) this.#metrics.sampleStart(job, this.#clock.now());
+    if (isSampled(job.seq)) this.#metrics.sampleStart(job, this.#clock.now());
     let result: unknown;
     try {
       result = this.#handler(job as unknown as Job<T>);
@@ -549,7 +551,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** A handler settled: the user's retry hooks answer first, then the core decides the job's fate. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
     const core = this.#core;
-    if ((job.seq & SAMPLE_MASK) === 0 && job.state === State.Running) this.#metrics.sampleEnd(job, this.#clock.now());
+    if (isSampled(job.seq)) this.#metrics.sampleEnd(job, this.#clock.now());
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
