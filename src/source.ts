@@ -256,7 +256,7 @@ export abstract class Source<T = unknown, R = unknown> {
   refusal(count: number): QueueClosedError | QueueFullError | undefined {
     if (this.#closed || this.retiring) return new QueueClosedError(this.name);
     // A batch of none always fits, even a source that a retry took past its capacity.
-    if (count > 0 && this.length + count > this.capacity) {
+    if (count > 0 && this.capacity !== Infinity && this.length + count > this.capacity) {
       return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
     }
     return undefined;

@@ -429,6 +429,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Adds one job (the source has checked its options and room). */
   #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
+    if (parsed === undefined) return this.#addPlain(source, data, priority);
     const core = this.#core;
     const job = this.#newJob(source, data, priority, parsed);
     let runAt: number | undefined;
@@ -453,6 +454,26 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (wasEmpty) source.noteFirst(job, now);
     if (sampled) source.noteSampled(job, now);
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
+    this.#busy = true;
+    if (core.phase === Phase.Started) this.#schedulePass();
+    return job;
+  }
+
+  /**
+   * `add` without options, the common case: a job due now, with no signal and no extras. The
+   * clock is read only when something needs the time: its source holds a timed job (add order
+   * alone no longer places it), it is the first into an empty source, or it is sampled.
+   */
+  #addPlain<D, Q>(source: Source<D, Q>, data: D, priority: number): JobRecord<D, Q> {
+    const core = this.#core;
+    const job = this.#newJob(source, data, priority, undefined);
+    const wasEmpty = source.length === 0;
+    const timed = source.timed > 0;
+    const sampled = isSampled(job.seq);
+    const now = timed || wasEmpty || sampled ? this.#clock.now() : UNTIMED;
+    core.admitDue(job, timed ? now : UNTIMED);
+    if (wasEmpty) source.noteFirst(job, now);
+    if (sampled) source.noteSampled(job, now);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
     return job;

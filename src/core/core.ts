@@ -189,6 +189,20 @@ export class Core {
   }
 
   /**
+   * {@link admit} for a new job due now that has no extras (an `add` without options): it is
+   * already waiting, and needs no branch for a due time or a timeout of its own.
+   */
+  admitDue(job: JobRecord, now: number): void {
+    const source = job.home;
+    if (now !== UNTIMED) {
+      job.dueAt = now;
+      source.timed++;
+    }
+    this.waiting++;
+    source.due.pushFresh(job);
+  }
+
+  /**
    * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
