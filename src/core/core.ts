@@ -253,7 +253,7 @@ export class Core {
     // concurrency, and then this start must not happen.
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     const job = source.due.shift() as JobRecord;
-    if (job.state !== State.Waiting || job.inFlight) {
+    if (!job.claim()) {
       throw new InvariantError(
         'attempt-starts-once',
         `job ${job.id} of source "${source.name}" was taken while ${job.status}${job.inFlight ? ' and in flight' : ''}`,
@@ -264,9 +264,6 @@ export class Core {
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (source.rate !== undefined) source.rate.record(now);
-    job.state = State.Running;
-    job.inFlight = true;
-    job.beginAttempt();
     this.slotsInUse++;
     this.counters.started++;
     const own = job.ext?.timeout;
