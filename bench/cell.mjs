@@ -474,8 +474,12 @@ async function main() {
     };
     for (let p = 0; p < passes; p++) await once(warmN);
     fullGc();
+    // CPU time of the whole process (every thread: V8's GC helpers too) over the measured pass:
+    // on a machine shared with other work it moves far less than wall time does.
+    const cpu0 = process.cpuUsage();
     const ns = await once(n);
-    sample = { ns, jobs: n, nsPerJob: ns / n };
+    const cpu = process.cpuUsage(cpu0);
+    sample = { ns, jobs: n, nsPerJob: ns / n, cpuNsPerJob: ((cpu.user + cpu.system) * 1000) / n };
   } else if (workload === 'memory') {
     const impl = memory[variant];
     if (!impl) throw new Error(`unknown variant ${workload}/${variant}`);

@@ -576,7 +576,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
-        if (core.succeed(job, value, job.ext === undefined ? UNTIMED : this.#clock.now())) {
+        if (job.ext === undefined ? core.succeedPlain(job, value) : core.succeed(job, value, this.#clock.now())) {
           deliverOutcome(job);
           emitCompleted(this, job, value as R);
         }

@@ -311,6 +311,23 @@ export class Core {
   }
 
   /**
+   * {@link succeed} for a job with no extras (so no deadline, no timed-out attempt and no held
+   * successor): while its attempt is running and in flight, it succeeds with one write of its
+   * packed state and its slot is freed. Anything else (it was cancelled meanwhile) takes the
+   * general path.
+   */
+  succeedPlain(job: JobRecord, value: unknown): boolean {
+    if (!job.runningInFlight) return this.succeed(job, value, UNTIMED);
+    job.succeedInFlight();
+    job.value = value;
+    this.counters.succeeded++;
+    const source = job.home;
+    this.#freeSlot(source);
+    if (source.retiring) this.#retireIfDrained(source);
+    return true;
+  }
+
+  /**
    * The handler of `job` threw or rejected with `error`; `delay` is the shell's retry verdict
    * (from {@link retryDelay}): the wait before the next attempt, or -1 to fail for good.
    * `wallNow` (epoch ms) dates a dead letter.
@@ -392,6 +409,17 @@ export class Core {
     if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
     job.inFlight = false;
     const source = job.home;
+    this.#freeSlot(source);
+    const successor = job.ext?.successor;
+    if (successor !== undefined) {
+      (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
+      this.#admitHeld(successor, now);
+    }
+    if (source.retiring) this.#retireIfDrained(source);
+  }
+
+  /** One slot of the worker and of `source` is free again. */
+  #freeSlot(source: Source): void {
     source.running--;
     this.slotsInUse--;
     if (this.slotsInUse < 0 || source.running < 0) {
@@ -400,12 +428,6 @@ export class Core {
         `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
       );
     }
-    const successor = job.ext?.successor;
-    if (successor !== undefined) {
-      (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
-      this.#admitHeld(successor, now);
-    }
-    if (source.retiring) this.#retireIfDrained(source);
   }
 
   #admitHeld(job: JobRecord, now: number): void {
