@@ -188,6 +188,55 @@ const throughput = {
       await q.drain();
       return elapsed(t0);
     },
+    // The least a dispatcher can do and still give a handle per job: a handle object per add, a
+    // FIFO array, a running count, one shared callback on each job's promise, and one pass per
+    // microtask batch of adds. No options, no states beyond "started", no events, no stats: a
+    // floor for qmux, not a peer.
+    async 'handle-floor'(n, c) {
+      class Handle {
+        constructor(data) {
+          this.data = data;
+          this.started = false;
+        }
+      }
+      const queue = [];
+      let head = 0;
+      let running = 0;
+      let scheduled = false;
+      let resolveIdle;
+      const idle = new Promise((resolve) => (resolveIdle = resolve));
+      const pump = () => {
+        while (running < c && head < queue.length) {
+          const h = queue[head];
+          queue[head++] = undefined;
+          h.started = true;
+          running++;
+          void job(h).then(done);
+        }
+      };
+      const done = () => {
+        running--;
+        pump();
+        if (running === 0 && head === queue.length) resolveIdle();
+      };
+      const pass = () => {
+        scheduled = false;
+        pump();
+      };
+      const add = (data) => {
+        const h = new Handle(data);
+        queue.push(h);
+        if (!scheduled) {
+          scheduled = true;
+          queueMicrotask(pass);
+        }
+        return h;
+      };
+      const t0 = now();
+      for (let i = 0; i < n; i++) add(i);
+      await idle;
+      return elapsed(t0);
+    },
     async floor(n) {
       const jobs = new Array(n).fill(job);
       const t0 = now();

@@ -4,9 +4,11 @@ import type { Core } from './core/core.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { RateWindow } from './internal/rate-window.js';
+import { SampledAdds } from './internal/sampled-adds.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
+import { isSampled } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -168,11 +170,8 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly capacity: number;
 
   #closed = false;
-  /**
-   * The add times of its sampled jobs (see `isSampled` in `stats.ts`) that wait here, in add
-   * order, by job: kept off the job records, and holding nothing once they start or leave.
-   */
-  #sampled: Map<JobRecord, number> | undefined = undefined;
+  /** The add times of its sampled jobs that wait here (see `isSampled` in `stats.ts`), off the job records. */
+  #sampled: SampledAdds | undefined = undefined;
   /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
   firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
@@ -299,17 +298,15 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** @internal A sampled job (see `isSampled`) joined this source at `now`: keeps its add time while it waits. */
   noteSampled(job: JobRecord, now: number): void {
-    (this.#sampled ??= new Map()).set(job, now);
+    (this.#sampled ??= new SampledAdds()).add(job, now);
   }
 
   /** @internal The add time of a sampled job that is leaving (starting), or `undefined` if none is kept; forgets it. */
   takeSampled(job: JobRecord): number | undefined {
     const sampled = this.#sampled;
     if (sampled === undefined) return undefined;
-    const addedAt = sampled.get(job);
-    if (addedAt === undefined) return undefined;
-    if (sampled.size === 1) this.#sampled = undefined;
-    else sampled.delete(job);
+    const addedAt = sampled.take(job);
+    if (sampled.empty) this.#sampled = undefined;
     return addedAt;
   }
 
@@ -324,17 +321,11 @@ export abstract class Source<T = unknown, R = unknown> {
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    const sampled = this.#sampled;
-    if (sampled !== undefined) {
-      // Every entry is a job still waiting here (due or delayed), oldest first.
-      for (const [job, addedAt] of sampled) {
-        if (job.state === State.Waiting) {
-          age = Math.max(age, ageOf(job, addedAt));
-          break;
-        }
-        if (job.state === State.Delayed) break; // not due yet; the due ones behind it are younger
-      }
-    }
+    // The oldest sampled job still waiting here; if it is delayed, the due ones behind it are younger.
+    this.#sampled?.scan((job, addedAt) => {
+      if (job.state === State.Waiting) age = Math.max(age, ageOf(job, addedAt));
+      return true;
+    });
     const next = this.due.peek();
     if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
     // No timed job among the waiting ones: they all came after the source last left empty.
@@ -349,7 +340,10 @@ export abstract class Source<T = unknown, R = unknown> {
   forget(job: JobRecord): void {
     if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
     const sampled = this.#sampled;
-    if (sampled !== undefined && sampled.delete(job) && sampled.size === 0) this.#sampled = undefined;
+    if (sampled !== undefined && isSampled(job.seq)) {
+      sampled.take(job);
+      if (sampled.empty) this.#sampled = undefined;
+    }
   }
 
   /** @internal Lets go of every waiting job the stats point at (a purge). */

@@ -15,16 +15,17 @@ export const SAMPLE_BITS = 6;
 export const SAMPLE_EVERY = 1 << SAMPLE_BITS;
 
 /**
- * Whether the job of add order `seq` is timed. The top bits of `seq` times 2^32 / φ (Fibonacci
- * hashing) pick one job in {@link SAMPLE_EVERY}, spread evenly but out of step with any period:
- * jobs added in a pattern (every other one to another queue, a big one every 64th) are sampled in
- * proportion to the pattern, where `seq % 64 === 0` would always land on the same place in it.
+ * Whether the job of add order `seq` is timed. The top bits of `(seq - 1)` times 2^32 / φ
+ * (Fibonacci hashing) pick one job in {@link SAMPLE_EVERY}, 34 to 89 apart, spread evenly but
+ * out of step with any period: jobs added in a pattern (every other one to another queue, a big
+ * one every 64th) are sampled in proportion to the pattern, where `seq % 64 === 0` would always
+ * land on the same place in it. The process's first job is one (so a short run shows a timing).
  * Nothing is stored to remember the choice: every point that times a job asks again.
  *
  * @internal
  */
 export function isSampled(seq: number): boolean {
-  return Math.imul(seq, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
+  return Math.imul(seq - 1, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
 }
 
 /** Percentiles of a timing, in ms, over the sampled jobs. */
@@ -117,9 +118,9 @@ export interface WorkerStats {
 /**
  * The two timing histograms of one worker (its counters are the core's), and the start times of
  * its sampled jobs that are running. Nothing of it lives on the job record: the add time of a
- * sampled job waits in its source (`Source.noteSampled`), its start time here, each in a map
- * that holds sampled jobs only (about one in {@link SAMPLE_EVERY}) and lets go of them as they
- * move on.
+ * sampled job waits in its source (`Source.noteSampled`, `internal/sampled-adds.ts`), its start
+ * time in a map here; both hold sampled jobs only (about one in {@link SAMPLE_EVERY}) and let go
+ * of them as they move on.
  *
  * @internal
  */

@@ -329,6 +329,26 @@ describe('wait and run time percentiles', () => {
     expectNear(stats.runTime.max, 20);
   });
 
+  it('sampled jobs that start out of add order (a priority queue, newest first) are each timed once, with their own wait', async () => {
+    const worker = new Worker<number, void>(() => undefined, { concurrency: 1, autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    const handles = [];
+    // Job i is added at +i ms with priority -i: the newest runs first.
+    for (let i = 0; i < 1024; i++) {
+      handles.push(pq.add(i, -i));
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    worker.start();
+    await worker.waitUntilIdle();
+    const sampled = sampledAmong(handles);
+    const { waitTime } = worker.stats();
+    expect(waitTime.count).toBe(sampled);
+    // All start at +1024 ms: the oldest sampled job waited about 1024 ms, the newest about 1 ms.
+    expect(waitTime.max).toBeGreaterThan(900);
+    expect(waitTime.p50).toBeGreaterThan(300);
+    expect(waitTime.p50).toBeLessThan(700);
+  });
+
   it('a sampled job cancelled while it waits or runs is not timed', async () => {
     const gate = new Gate<string>();
     const worker = new Worker(gate.handler, { concurrency: Infinity, autoRun: false });
@@ -454,6 +474,7 @@ describe('which jobs are sampled', () => {
     }
     expect(Math.abs(count - 1_000_000 / SAMPLE_EVERY)).toBeLessThan(10);
     expect(widest).toBeLessThanOrEqual(89);
+    expect(isSampled(1)).toBe(true);
     // Jobs added in a pattern of period 8 (or 2, or 4) are sampled at each place of the pattern alike.
     for (const n of byResidue) expect(Math.abs(n - count / 8)).toBeLessThan(count / 80);
   });
