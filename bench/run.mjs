@@ -229,12 +229,22 @@ function collectNotes(g, cell) {
 
 function throughputTable(w) {
   const multiRow = w.rows.length > 1;
-  const headers = [...(multiRow ? ['concurrency'] : []), 'library', 'jobs/s', 'ns/job', 'spread', w.ratioLabel];
+  const headers = [
+    ...(multiRow ? ['concurrency'] : []),
+    'library',
+    'jobs/s',
+    'ns/job',
+    'spread',
+    w.ratioLabel,
+    'CPU ns/job',
+    `${w.ratioLabel} (CPU)`,
+  ];
   const rows = [];
   const wGroups = groups.filter((x) => x.workload === w);
   for (const g of wGroups) {
     const base = g.cells.find((c) => c.variant === w.baseline);
     const baseNs = base && med(base, 'nsPerJob');
+    const baseCpu = base && med(base, 'cpuNsPerJob');
     // Row-independent variants (the floor) are measured with the first row and shown in each.
     const shared = g === wGroups[0] ? [] : wGroups[0].cells.filter((c) => w.rowIndependent?.includes(c.variant));
     for (const cell of [...g.cells, ...shared]) {
@@ -242,13 +252,21 @@ function throughputTable(w) {
       const lead = [...(multiRow ? [g.row.concurrency] : []), LABELS[cell.variant] ?? cell.variant];
       const ns = med(cell, 'nsPerJob');
       if (ns === undefined) {
-        rows.push([...lead, errText(cell), '', '', '']);
+        rows.push([...lead, errText(cell), '', '', '', '', '']);
         continue;
       }
-      let ratio = '–';
-      if (cell.variant === w.baseline) ratio = '1.00';
-      else if (baseNs !== undefined) ratio = fix(w.ratioRowOverBaseline ? ns / baseNs : baseNs / ns, 2);
-      rows.push([...lead, int(1e9 / ns), fix(ns), spread(cell, 'nsPerJob'), ratio]);
+      const ratioOf = (x, baseX) =>
+        cell.variant === w.baseline ? '1.00' : baseX !== undefined && x !== undefined ? fix(w.ratioRowOverBaseline ? x / baseX : baseX / x, 2) : '–';
+      const cpu = med(cell, 'cpuNsPerJob');
+      rows.push([
+        ...lead,
+        int(1e9 / ns),
+        fix(ns),
+        spread(cell, 'nsPerJob'),
+        ratioOf(ns, baseNs),
+        cpu === undefined ? '–' : fix(cpu),
+        ratioOf(cpu, baseCpu),
+      ]);
     }
   }
   const note =
@@ -256,7 +274,9 @@ function throughputTable(w) {
     (w.ratioRowOverBaseline
       ? `Ratio = ns/job of the row ÷ ns/job of ${LABELS[w.baseline] ?? w.baseline}: above 1 the row costs more per job.`
       : `Ratio = qmux ns/job ÷ peer ns/job (cost ratio): below 1 qmux is faster than that peer, above 1 slower.`);
-  return `${table(headers, rows)}\n\n${note}`;
+  const cpuNote =
+    'CPU ns/job is the process CPU time (user + system, every thread: V8 runs parts of its garbage collector on helper threads) over the measured pass, per job: on a machine busy with other work it moves far less than wall time, so it is the steadier basis for a ratio there.';
+  return `${table(headers, rows)}\n\n${note} ${cpuNote}`;
 }
 
 function memoryTable(w) {

@@ -10,6 +10,7 @@ export const LABELS = {
   'p-limit': 'p-limit',
   async: 'async.queue',
   floor: 'Promise.all (floor, no limit)',
+  'handle-floor': 'minimal dispatcher with a handle per job (floor)',
   'one-queue': 'one queue (default strategy)',
   Priority: 'Strategy.Priority',
   RoundRobin: 'Strategy.RoundRobin',
@@ -42,7 +43,7 @@ export const WORKLOADS = [
     kind: 'throughput',
     jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([1, 16, 256]),
-    variants: ['qmux', 'fastq-cb', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor'],
+    variants: ['qmux', 'fastq-cb', 'fastq-promise', 'p-queue', 'p-limit', 'async', 'floor', 'handle-floor'],
     // The floor has no concurrency limit: measured once (with the first row), shown in every row.
     rowIndependent: ['floor'],
     baseline: 'qmux',

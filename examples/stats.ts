@@ -6,7 +6,7 @@
 // queue (ranked first) and a `batch` queue behind it. A monitor prints a snapshot every 150 ms:
 // while interactive work keeps arriving, the batch queue's oldest due job ages; that age
 // (`oldestDueAgeMs`) is the number to alert on for a starving queue. At the end: the counters,
-// and wait/run time percentiles (measured on one job in `sampleEvery`, so cheap to keep on).
+// and wait/run time percentiles (measured on about one job in `sampleEvery`, so cheap to keep on).
 import { Registry, Worker, type Job } from 'qmux';
 
 interface Work {

@@ -249,9 +249,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
    */
   #bits: number;
   /**
-   * The result once succeeded, the error once failed or cancelled. Before that, a sampled job
-   * keeps its add time and then its start time here for `stats()`. (No `#private` method
-   * on this class: V8 would add a brand slot to every job for it.)
+   * The result once succeeded, the error once failed or cancelled. (No `#private` method on
+   * this class: V8 would add a brand slot to every job for it.)
    */
   value: unknown = undefined;
   /** The result promise, once someone asked for it. */
@@ -337,15 +336,33 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     return (this.ext ??= new JobExtras());
   }
 
-  /** Counts a new attempt and gives it a fresh signal, nothing failed yet (the core calls it as the attempt starts). */
-  beginAttempt(): void {
-    this.#bits += 1 << ATTEMPTS_SHIFT;
+  /**
+   * Starts an attempt of a waiting job that is not in flight: running, in flight and one more
+   * attempt, in one write of the packed field; and a fresh signal, nothing failed yet. Returns
+   * false, changing nothing, if the job is not waiting or is still in flight (the core calls it
+   * as the attempt starts, and throws then).
+   */
+  claim(): boolean {
+    const bits = this.#bits;
+    if ((bits & (STATE_MASK | IN_FLIGHT)) !== State.Waiting) return false;
+    this.#bits = (bits | State.Running | IN_FLIGHT) + (1 << ATTEMPTS_SHIFT);
     const ext = this.ext;
-    if (ext === undefined) return;
+    if (ext === undefined) return true;
     ext.controller = undefined;
     ext.abortReason = undefined;
     ext.attemptError = undefined;
     ext.attemptFailed = false;
+    return true;
+  }
+
+  /** Whether the job is running with its attempt in flight (neither cancelled nor settled meanwhile). */
+  get runningInFlight(): boolean {
+    return (this.#bits & (STATE_MASK | IN_FLIGHT)) === (State.Running | IN_FLIGHT);
+  }
+
+  /** A running attempt in flight succeeded: succeeded and no longer in flight, in one write. */
+  succeedInFlight(): void {
+    this.#bits = (this.#bits & ~(STATE_MASK | IN_FLIGHT)) | State.Succeeded;
   }
 
   result(): Promise<R> {

@@ -2,14 +2,14 @@ import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-o
 import type { Clock } from './clock.js';
 import type { Core } from './core/core.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
-import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { jobWithId } from './job-ids.js';
 import { RateWindow } from './internal/rate-window.js';
+import { SampledAdds } from './internal/sampled-adds.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
-import { SAMPLE_MASK, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
+import { isSampled, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -134,18 +134,6 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
-/**
- * Past this many sampled entries, compact when most have left the source: entries that left
- * (started, settled, cancelled) still hold their jobs' data and results. Amortised O(1) like the
- * due jobs' compaction (see `internal/due-jobs.ts`); small, so what is kept stays bounded by the
- * waiting jobs.
- */
-const SAMPLES_COMPACT = 64;
-
-function isWaiting(job: JobRecord): boolean {
-  return job.state < State.Running;
-}
-
 interface SizeWaiter {
   below: number;
   resolve(): void;
@@ -192,11 +180,8 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly capacity: number;
 
   #closed = false;
-  /**
-   * The sampled jobs (see `SAMPLE_EVERY`) in add order, pruned of started ones as we go. Each
-   * carries its add time in `job.value`, a field that holds nothing until the job settles.
-   */
-  #samples: ChunkedQueue<JobRecord> | undefined = undefined;
+  /** The add times of its sampled jobs that wait here (see `isSampled` in `stats.ts`), off the job records. */
+  #sampled: SampledAdds | undefined = undefined;
   /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
   firstIntoEmpty: JobRecord | undefined = undefined;
   #firstIntoEmptyAt = 0;
@@ -282,7 +267,7 @@ export abstract class Source<T = unknown, R = unknown> {
   refusal(count: number): QueueClosedError | QueueFullError | undefined {
     if (this.#closed || this.retiring) return new QueueClosedError(this.name);
     // A batch of none always fits, even a source that a retry took past its capacity.
-    if (count > 0 && this.length + count > this.capacity) {
+    if (count > 0 && this.capacity !== Infinity && this.length + count > this.capacity) {
       return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
     }
     return undefined;
@@ -338,33 +323,26 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal Times a job that joined an empty source (so a stuck source always shows its oldest
-   * job's age) and a sampled job (see `SAMPLE_EVERY`), at `now` on the worker's clock.
+   * @internal A job joined this source when it was empty, at `now` on the worker's clock: its add
+   * time is kept while it waits, so a stuck source always shows its oldest job's age.
    */
-  noteAdd(job: JobRecord, now: number, wasEmpty: boolean): void {
-    if (wasEmpty) {
-      this.firstIntoEmpty = job;
-      this.#firstIntoEmptyAt = now;
-    }
-    if ((job.seq & SAMPLE_MASK) !== 0) return;
-    job.value = now; // the add time, until the job starts (see Metrics.sampleStart)
-    const samples = (this.#samples ??= new ChunkedQueue<JobRecord>());
-    this.pruneSamples();
-    samples.push(job);
-    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
+  noteFirst(job: JobRecord, now: number): void {
+    this.firstIntoEmpty = job;
+    this.#firstIntoEmptyAt = now;
   }
 
-  /**
-   * @internal Drops the front sampled entries that have left the source (called as sampled jobs
-   * start and are added), so the queue holds the sampled jobs still waiting, plus those behind a
-   * stuck one, and nothing once the source drains.
-   */
-  pruneSamples(): void {
-    const samples = this.#samples;
-    if (samples === undefined) return;
-    for (let front = samples.peek(); front !== undefined && front.state >= State.Running; front = samples.peek()) {
-      samples.shift();
-    }
+  /** @internal A sampled job (see `isSampled`) joined this source at `now`: keeps its add time while it waits. */
+  noteSampled(job: JobRecord, now: number): void {
+    (this.#sampled ??= new SampledAdds()).add(job, now);
+  }
+
+  /** @internal The add time of a sampled job that is leaving (starting), or `undefined` if none is kept; forgets it. */
+  takeSampled(job: JobRecord): number | undefined {
+    const sampled = this.#sampled;
+    if (sampled === undefined) return undefined;
+    const addedAt = sampled.take(job);
+    if (sampled.empty) this.#sampled = undefined;
+    return addedAt;
   }
 
   /**
@@ -378,17 +356,11 @@ export abstract class Source<T = unknown, R = unknown> {
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    const samples = this.#samples;
-    if (samples !== undefined) {
-      for (let job = samples.peek(); job !== undefined; job = samples.peek()) {
-        if (job.state === State.Waiting) {
-          age = Math.max(age, ageOf(job, job.value as number));
-          break;
-        }
-        if (job.state === State.Delayed) break; // not due yet; the due ones behind it are younger
-        samples.shift(); // started or cancelled: forget it
-      }
-    }
+    // The oldest sampled job still waiting here; if it is delayed, the due ones behind it are younger.
+    this.#sampled?.scan((job, addedAt) => {
+      if (job.state === State.Waiting) age = Math.max(age, ageOf(job, addedAt));
+      return true;
+    });
     const next = this.due.peek();
     if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
     // No timed job among the waiting ones: they all came after the source last left empty.
@@ -402,19 +374,16 @@ export abstract class Source<T = unknown, R = unknown> {
    */
   forget(job: JobRecord): void {
     if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
-    const samples = this.#samples;
-    if (samples === undefined) return;
-    if (this.length === 0) {
-      this.#samples = undefined;
-      return;
+    const sampled = this.#sampled;
+    if (sampled !== undefined && isSampled(job.seq)) {
+      sampled.take(job);
+      if (sampled.empty) this.#sampled = undefined;
     }
-    this.pruneSamples();
-    if (samples.length > SAMPLES_COMPACT && samples.length > 2 * this.length) samples.filterInPlace(isWaiting);
   }
 
   /** @internal Lets go of every waiting job the stats point at (a purge). */
   forgetWaiting(): void {
-    this.#samples = undefined;
+    this.#sampled = undefined;
     this.firstIntoEmpty = undefined;
   }
 

@@ -1,16 +1,32 @@
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { Core } from './core/core.js';
 import { setEntry } from './internal/entry.js';
-import { UNTIMED, type JobRecord } from './job.js';
+import { State, UNTIMED, type JobRecord } from './job.js';
 import type { WorkerStatus } from './worker.js';
 
+/** `log2` of {@link SAMPLE_EVERY}. @internal */
+export const SAMPLE_BITS = 6;
+
 /**
- * Timings are measured on one job in this many (by add order), so that measuring costs next
- * to nothing on the hot path; percentiles over a sample this size are as good as over all.
+ * Timings are measured on about one job in this many, so that measuring costs next to nothing
+ * on the hot path; percentiles over a sample this size are as good as over all (see
+ * {@link isSampled} for which jobs).
  */
-export const SAMPLE_EVERY = 8;
-/** @internal `(seq & SAMPLE_MASK) === 0` picks the sampled jobs. */
-export const SAMPLE_MASK = SAMPLE_EVERY - 1;
+export const SAMPLE_EVERY = 1 << SAMPLE_BITS;
+
+/**
+ * Whether the job of add order `seq` is timed. The top bits of `(seq - 1)` times 2^32 / φ
+ * (Fibonacci hashing) pick one job in {@link SAMPLE_EVERY}, 34 to 89 apart, spread evenly but
+ * out of step with any period: jobs added in a pattern (every other one to another queue, a big
+ * one every 64th) are sampled in proportion to the pattern, where `seq % 64 === 0` would always
+ * land on the same place in it. The process's first job is one (so a short run shows a timing).
+ * Nothing is stored to remember the choice: every point that times a job asks again.
+ *
+ * @internal
+ */
+export function isSampled(seq: number): boolean {
+  return Math.imul(seq - 1, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
+}
 
 /** Percentiles of a timing, in ms, over the sampled jobs. */
 export interface TimingStats {
@@ -110,7 +126,7 @@ export interface WorkerStats {
   waitTime: TimingStats;
   /** From start to the handler settling, over the sampled jobs. */
   runTime: TimingStats;
-  /** One job in this many is timed. */
+  /** About one job in this many is timed (see the README's stats() section). */
   sampleEvery: number;
 }
 
@@ -198,34 +214,48 @@ export class SourceTimings {
   readonly run: Recorder = new LogTiming();
 }
 
-/** The timings of one worker (its counters are the core's); each source keeps its own too. @internal */
+/**
+ * The two timing histograms of one worker (its counters are the core's), and the start times of
+ * its sampled jobs that are running. Nothing of it lives on the job record: the add time of a
+ * sampled job waits in its source (`Source.noteSampled`, `internal/sampled-adds.ts`), its start
+ * time in a map here; both hold sampled jobs only (about one in {@link SAMPLE_EVERY}) and let go
+ * of them as they move on.
+ *
+ * @internal
+ */
 export class Metrics {
   readonly wait = new Timing();
   readonly run = new Timing();
+  /** Start times of the sampled jobs whose handler has not settled, by job. */
+  readonly #started = new Map<JobRecord, number>();
 
   /**
-   * Times a sampled job's wait (first attempt) and marks the start of its run, at `now`. Until a
-   * job settles its `value` field is free, so a sampled job carries its add time and then its
-   * start time there: no map, and no extra field on every job.
+   * A sampled job starts at `now`: times its wait (first attempt only) and remembers its start.
+   * Called for sampled jobs only (see {@link isSampled}).
    */
   sampleStart(job: JobRecord, now: number): void {
-    const addedAt = job.value;
-    if (typeof addedAt === 'number' && job.attempts === 1) {
+    const addedAt = job.home.takeSampled(job);
+    if (addedAt !== undefined && job.attempts === 1) {
       // Waiting starts when the job is due: at add, or at its due time for a delayed job.
       const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
       this.wait.record(dueFor);
       job.home.sampledTimings().wait.record(dueFor);
     }
-    job.value = now;
-    job.home.pruneSamples();
+    this.#started.set(job, now);
   }
 
-  /** Times a sampled job's run, which ended at `now`. */
+  /**
+   * The handler of a sampled job settled at `now`: times its run, unless the job was settled
+   * meanwhile (cancelled, timed out for good), whose run ended for its handle before the handler did.
+   */
   sampleEnd(job: JobRecord, now: number): void {
-    const ms = now - (job.value as number);
+    const startedAt = this.#started.get(job);
+    if (startedAt === undefined) return;
+    this.#started.delete(job);
+    if (job.state !== State.Running) return;
+    const ms = now - startedAt;
     this.run.record(ms);
     job.home.sampledTimings().run.record(ms);
-    job.value = undefined;
   }
 }
 

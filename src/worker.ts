@@ -12,13 +12,13 @@ import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
-import { Metrics, SAMPLE_MASK, snapshot, type WorkerStats } from './stats.js';
+import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
@@ -454,6 +454,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Adds one job (the source has checked its options and room). */
   #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
+    if (parsed === undefined) return this.#addPlain(source, data, priority);
     const core = this.#core;
     const job = this.#newJob(source, data, priority, parsed);
     let runAt: number | undefined;
@@ -472,9 +473,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // timed job), and the clock is read only when something needs it.
     const wasEmpty = source.length === 0;
     const timed = runAt !== undefined || source.timed > 0;
-    if (now === UNTIMED && (timed || wasEmpty || (job.seq & SAMPLE_MASK) === 0)) now = this.#clock.now();
+    const sampled = isSampled(job.seq);
+    if (now === UNTIMED && (timed || wasEmpty || sampled)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
-    source.noteAdd(job, now, wasEmpty);
+    if (wasEmpty) source.noteFirst(job, now);
+    if (sampled) source.noteSampled(job, now);
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
@@ -490,6 +493,26 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (!this.#core.progress(job, value)) return;
     emitProgress(this, job, value);
     job.home.progressed(job, value);
+  }
+
+  /**
+   * `add` without options, the common case: a job due now, with no signal and no extras. The
+   * clock is read only when something needs the time: its source holds a timed job (add order
+   * alone no longer places it), it is the first into an empty source, or it is sampled.
+   */
+  #addPlain<D, Q>(source: Source<D, Q>, data: D, priority: number): JobRecord<D, Q> {
+    const core = this.#core;
+    const job = this.#newJob(source, data, priority, undefined);
+    const wasEmpty = source.length === 0;
+    const timed = source.timed > 0;
+    const sampled = isSampled(job.seq);
+    const now = timed || wasEmpty || sampled ? this.#clock.now() : UNTIMED;
+    core.admitDue(job, timed ? now : UNTIMED);
+    if (wasEmpty) source.noteFirst(job, now);
+    if (sampled) source.noteSampled(job, now);
+    this.#busy = true;
+    if (core.phase === Phase.Started) this.#schedulePass();
+    return job;
   }
 
   #cancel(job: JobRecord, reason: unknown): boolean {
@@ -578,7 +601,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   #run(job: JobRecord): void {
-    if ((job.seq & SAMPLE_MASK) === 0) this.#metrics.sampleStart(job, this.#clock.now());
+    if (isSampled(job.seq)) this.#metrics.sampleStart(job, this.#clock.now());
     let result: unknown;
     try {
       result = this.#handler(job as unknown as Job<T>);
@@ -602,11 +625,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** A handler settled: the user's retry hooks answer first, then the core decides the job's fate. */
   #finish(job: JobRecord, ok: boolean, value: unknown): void {
     const core = this.#core;
-    if ((job.seq & SAMPLE_MASK) === 0 && job.state === State.Running) this.#metrics.sampleEnd(job, this.#clock.now());
+    if (isSampled(job.seq)) this.#metrics.sampleEnd(job, this.#clock.now());
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
-        if (core.succeed(job, value, job.ext === undefined ? UNTIMED : this.#clock.now())) {
+        if (job.ext === undefined ? core.succeedPlain(job, value) : core.succeed(job, value, this.#clock.now())) {
           deliverOutcome(job);
           emitCompleted(this, job, value as R);
         }

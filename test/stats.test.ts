@@ -4,7 +4,8 @@
  * from `Date.now()`: both are faked, so every duration below is exact virtual time.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Registry, Worker, type Job, type TimingStats } from '../src/index.js';
+import { Registry, Strategy, Worker, type Job, type JobHandle, type Queue, type TimingStats } from '../src/index.js';
+import { isSampled, SAMPLE_EVERY } from '../src/stats.js';
 import { Gate } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -38,6 +39,9 @@ function expectTiming(timing: TimingStats, expected: Omit<TimingStats, 'count'> 
   expectNear(timing.max, expected.max);
   expectNear(timing.sum, expected.sum);
 }
+
+/** How many of `handles` are timed: the sampled ones, known from their generated ids (the add order). */
+const sampledAmong = (handles: readonly { id: string }[]): number => handles.filter((h) => isSampled(Number(h.id))).length;
 
 describe('counters', () => {
   it('added, started, succeeded, failed, retried, dead and cancelled are exact through a scenario', async () => {
@@ -160,7 +164,7 @@ describe('per-source numbers', () => {
     expect(stats.running).toBe(2);
     expect(stats.waiting).toBe(5);
     expect(stats.delayed).toBe(2);
-    expect(stats.sampleEvery).toBe(8);
+    expect(stats.sampleEvery).toBe(64);
     expect(Object.keys(stats.sources)).toEqual(['a', 'b', 'empty']);
     expect(stats.sources.a).toMatchObject({ waiting: 3, due: 2, delayed: 1, running: 2 });
     expect(stats.sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
@@ -184,9 +188,10 @@ describe('per-source numbers', () => {
     const fast = worker.bindQueue({ name: 'fast' });
     const slow = worker.bindQueue({ name: 'slow' });
     const idle = worker.bindQueue({ name: 'idle' });
-    // One job in 8 is timed, by add order: exactly one of each batch of 8. They all wait 50 ms.
-    for (let i = 0; i < 8; i++) fast.add(10);
-    for (let i = 0; i < 8; i++) slow.add(-100); // each fails once, then runs again
+    // About one job in SAMPLE_EVERY is timed, by add order (isSampled of the generated id). They all wait 50 ms.
+    const n = 4 * SAMPLE_EVERY;
+    const fastJobs = Array.from({ length: n }, () => fast.add(10));
+    const slowJobs = Array.from({ length: n }, () => slow.add(-100)); // each fails once, then runs again
     slow.add(5).cancel();
     fast.add(5, { signal: AbortSignal.abort() });
     await vi.advanceTimersByTimeAsync(50);
@@ -195,23 +200,30 @@ describe('per-source numbers', () => {
     await worker.waitUntilIdle();
     const stats = worker.stats();
     const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, deduplicated: 0 };
-    expect(stats.sources.fast?.counters).toEqual({ ...zero, added: 9, started: 8, succeeded: 8, cancelled: 1 });
-    expect(stats.sources.slow?.counters).toEqual({ ...zero, added: 9, started: 16, succeeded: 8, retried: 8, cancelled: 1 });
+    expect(stats.sources.fast?.counters).toEqual({ ...zero, added: n + 1, started: n, succeeded: n, cancelled: 1 });
+    expect(stats.sources.slow?.counters).toEqual({ ...zero, added: n + 1, started: 2 * n, succeeded: n, retried: n, cancelled: 1 });
     expect(stats.sources.idle?.counters).toEqual(zero);
     for (const field of Object.keys(stats.counters) as (keyof typeof stats.counters)[]) {
       const sum = Object.values(stats.sources).reduce((total, s) => total + s.counters[field], 0);
       expect(sum, field).toBe(stats.counters[field]);
     }
     const none = { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 };
-    expectTiming(stats.sources.fast?.waitTime as TimingStats, { count: 1, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 50 });
-    expectTiming(stats.sources.slow?.waitTime as TimingStats, { count: 1, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 50 });
-    expectTiming(stats.sources.fast?.runTime as TimingStats, { count: 1, mean: 10, p50: 10, p90: 10, p99: 10, max: 10, sum: 10 });
-    // Slow's timed job ran twice: its failed attempt and its retry.
-    expectTiming(stats.sources.slow?.runTime as TimingStats, { count: 2, mean: 100, p50: 100, p90: 100, p99: 100, max: 100, sum: 200 });
+    const fastTimed = sampledAmong(fastJobs);
+    const slowTimed = sampledAmong(slowJobs);
+    expect(fastTimed).toBeGreaterThan(0);
+    expect(slowTimed).toBeGreaterThan(0);
+    const timing = (count: number, ms: number) => ({ count, mean: ms, p50: ms, p90: ms, p99: ms, max: ms, sum: ms * count });
+    expectTiming(stats.sources.fast?.waitTime as TimingStats, timing(fastTimed, 50));
+    expectTiming(stats.sources.slow?.waitTime as TimingStats, timing(slowTimed, 50));
+    expectTiming(stats.sources.fast?.runTime as TimingStats, timing(fastTimed, 10));
+    // Slow's timed jobs ran twice: their failed attempt and their retry.
+    expectTiming(stats.sources.slow?.runTime as TimingStats, timing(2 * slowTimed, 100));
     expect(stats.sources.idle?.waitTime).toEqual(none);
     expect(stats.sources.idle?.runTime).toEqual(none);
-    expectTiming(stats.runTime, { count: 3, mean: 70, p50: 100, p90: 100, p99: 100, max: 100, sum: 210 });
-    expectTiming(stats.waitTime, { count: 2, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 100 });
+    expect(stats.runTime.count).toBe(fastTimed + 2 * slowTimed);
+    expectNear(stats.runTime.sum, 10 * fastTimed + 200 * slowTimed);
+    expectNear(stats.runTime.max, 100);
+    expectTiming(stats.waitTime, timing(fastTimed + slowTimed, 50));
     expect(idle.length).toBe(0);
   });
 
@@ -306,43 +318,56 @@ describe('wait and run time percentiles', () => {
   /**
    * Adds `n` jobs while the worker is paused, keeps them waiting `waitMs`, then lets them all
    * start at once; each runs `runMs`. Every job waits and runs exactly as long, so the result
-   * does not depend on which one in `sampleEvery` was sampled.
+   * does not depend on which ones were sampled. Returns how many were.
    */
-  async function batch(worker: Worker<number, void>, queue: { add(data: number): unknown }, n: number, waitMs: number, runMs: number) {
+  async function batch(worker: Worker<number, void>, queue: Queue<number, void>, n: number, waitMs: number, runMs: number): Promise<number> {
     worker.pause();
-    for (let i = 0; i < n; i++) queue.add(runMs);
+    const handles = [];
+    for (let i = 0; i < n; i++) handles.push(queue.add(runMs));
     await vi.advanceTimersByTimeAsync(waitMs);
     worker.resume();
     await vi.advanceTimersByTimeAsync(0);
     expect(worker.numProcessing).toBe(n);
     await vi.advanceTimersByTimeAsync(runMs);
     await worker.waitUntilIdle();
+    return sampledAmong(handles);
   }
 
-  it('reflect known virtual durations, sampled one job in sampleEvery', async () => {
+  it('reflect known virtual durations, over about one job in sampleEvery', async () => {
     const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity });
     const q = worker.bindQueue();
     expectTiming(worker.stats().waitTime, { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 });
 
-    await batch(worker, q, 64, 250, 40);
+    const first = await batch(worker, q, 1280, 250, 40);
     const every = worker.stats().sampleEvery;
-    expectTiming(worker.stats().waitTime, { count: 64 / every, mean: 250, p50: 250, p90: 250, p99: 250, max: 250, sum: 250 * (64 / every) });
-    expectTiming(worker.stats().runTime, { count: 64 / every, mean: 40, p50: 40, p90: 40, p99: 40, max: 40, sum: 40 * (64 / every) });
+    expect(first).toBeGreaterThanOrEqual(1280 / every - 2);
+    expect(first).toBeLessThanOrEqual(1280 / every + 2);
+    expectTiming(worker.stats().waitTime, { count: first, mean: 250, p50: 250, p90: 250, p99: 250, max: 250, sum: 250 * first });
+    expectTiming(worker.stats().runTime, { count: first, mean: 40, p50: 40, p90: 40, p99: 40, max: 40, sum: 40 * first });
 
     // Half as many again, waiting 1000 ms and running 400 ms: the median stays with the first
     // batch, the 90th percentile moves to the second.
-    await batch(worker, q, 32, 1000, 400);
-    const count = 96 / every;
+    const second = await batch(worker, q, 640, 1000, 400);
+    const count = first + second;
+    expect(second / count).toBeGreaterThan(0.1);
     expectTiming(worker.stats().waitTime, {
       count,
-      mean: (8 * 250 + 4 * 1000) / 12,
+      mean: (first * 250 + second * 1000) / count,
       p50: 250,
       p90: 1000,
       p99: 1000,
       max: 1000,
-      sum: 8 * 250 + 4 * 1000,
+      sum: first * 250 + second * 1000,
     });
-    expectTiming(worker.stats().runTime, { count, mean: (8 * 40 + 4 * 400) / 12, p50: 40, p90: 400, p99: 400, max: 400, sum: 8 * 40 + 4 * 400 });
+    expectTiming(worker.stats().runTime, {
+      count,
+      mean: (first * 40 + second * 400) / count,
+      p50: 40,
+      p90: 400,
+      p99: 400,
+      max: 400,
+      sum: first * 40 + second * 400,
+    });
     // Its one source's timings (kept another way, see LogTiming) say the same.
     const stats = worker.stats();
     const source = Object.values(stats.sources)[0];
@@ -353,12 +378,13 @@ describe('wait and run time percentiles', () => {
   it("a source's percentiles over spread-out run times agree with the worker's", async () => {
     const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity, autoRun: false });
     const q = worker.bindQueue({ name: 'spread' });
-    for (let i = 1; i <= 800; i++) q.add((i * 7919) % 997); // 0..996 ms, shuffled
+    const handles = [];
+    for (let i = 1; i <= 2000; i++) handles.push(q.add((i * 7919) % 997)); // 0..996 ms, shuffled
     worker.start();
     await vi.advanceTimersByTimeAsync(1000);
     await worker.waitUntilIdle();
     const stats = worker.stats();
-    expect(stats.runTime.count).toBe(100);
+    expect(stats.runTime.count).toBe(sampledAmong(handles));
     expectTiming(stats.sources.spread?.runTime as TimingStats, stats.runTime);
     expect(stats.runTime.p90).toBeGreaterThan(stats.runTime.p50);
   });
@@ -372,19 +398,61 @@ describe('wait and run time percentiles', () => {
       { concurrency: Infinity, retry: { attempts: 2, backoff: { type: 'fixed', delay: 5000 } } },
     );
     const q = worker.bindQueue();
-    for (let i = 0; i < 16; i++) q.add(-20, { delay: 700 });
+    const handles = [];
+    for (let i = 0; i < 256; i++) handles.push(q.add(-20, { delay: 700 }));
     await vi.advanceTimersByTimeAsync(700);
     await vi.advanceTimersByTimeAsync(5000);
     await vi.advanceTimersByTimeAsync(20);
     await worker.waitUntilIdle();
     const stats = worker.stats();
-    expect(stats.counters).toMatchObject({ added: 16, started: 32, retried: 16, succeeded: 16 });
+    expect(stats.counters).toMatchObject({ added: 256, started: 512, retried: 256, succeeded: 256 });
+    const sampled = sampledAmong(handles);
+    expect(sampled).toBeGreaterThan(0);
     // Started the moment they came due: no wait. Only first attempts are timed.
-    expect(stats.waitTime.count).toBe(2);
+    expect(stats.waitTime.count).toBe(sampled);
     expect(stats.waitTime.max).toBeLessThan(1);
     // Run times: a failed first attempt (0 ms) and a 20 ms second one per sampled job.
-    expect(stats.runTime.count).toBe(4);
+    expect(stats.runTime.count).toBe(2 * sampled);
     expectNear(stats.runTime.max, 20);
+  });
+
+  it('sampled jobs that start out of add order (a priority queue, newest first) are each timed once, with their own wait', async () => {
+    const worker = new Worker<number, void>(() => undefined, { concurrency: 1, autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    const handles = [];
+    // Job i is added at +i ms with priority -i: the newest runs first.
+    for (let i = 0; i < 1024; i++) {
+      handles.push(pq.add(i, -i));
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    worker.start();
+    await worker.waitUntilIdle();
+    const sampled = sampledAmong(handles);
+    const { waitTime } = worker.stats();
+    expect(waitTime.count).toBe(sampled);
+    // All start at +1024 ms: the oldest sampled job waited about 1024 ms, the newest about 1 ms.
+    expect(waitTime.max).toBeGreaterThan(900);
+    expect(waitTime.p50).toBeGreaterThan(300);
+    expect(waitTime.p50).toBeLessThan(700);
+  });
+
+  it('a sampled job cancelled while it waits or runs is not timed', async () => {
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: Infinity, autoRun: false });
+    const q = worker.bindQueue({ name: 'q' });
+    const handles = [];
+    for (let i = 0; i < 512; i++) handles.push(q.add(`job ${i}`));
+    const sampled = handles.filter((h) => isSampled(Number(h.id)));
+    expect(sampled.length).toBeGreaterThanOrEqual(2);
+    // One sampled job cancelled while it waits, one while it runs: neither is timed.
+    (sampled[0] as JobHandle<unknown>).cancel();
+    worker.start();
+    await vi.advanceTimersByTimeAsync(10);
+    (sampled[1] as JobHandle<unknown>).cancel();
+    expect(worker.stats().waitTime.count).toBe(sampled.length - 1);
+    gate.finishAll();
+    await worker.waitUntilIdle();
+    expect(worker.stats().runTime.count).toBe(sampled.length - 2);
   });
 });
 
@@ -414,5 +482,87 @@ describe('Registry.stats()', () => {
     expect(Object.keys(workers)).toEqual(['__proto__', 'b']);
     expect(Object.getOwnPropertyDescriptor(workers, '__proto__')?.value).toMatchObject({ name: '__proto__', status: 'initiated' });
     expect(Object.getPrototypeOf(workers)).toBe(Object.prototype);
+  });
+});
+
+describe('sampled percentiles stay honest', () => {
+  /** The exact `p`-th percentile of `values` (nearest rank). */
+  function exactPercentile(values: readonly number[], p: number): number {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+  }
+
+  function expectWithin10Percent(sampled: number, exact: number, what: string): void {
+    expect(Math.abs(sampled - exact) / exact, `${what}: sampled ${sampled} ms, exact ${exact} ms`).toBeLessThanOrEqual(0.1);
+  }
+
+  it('p50 and p99 of wait and run time within 10% of exact over 48,000 jobs, added in a pattern of period 4 over two queues', async () => {
+    // Known run times from a seeded generator: queue `a` 100-200 ms; queue `b` 1-2 s, and one job
+    // in ten 10-20 s. Jobs are added a, b, b, b, a, b, b, b...: a sampler that picked jobs by add
+    // order modulo a power of two would time only one of the queues and miss both percentiles.
+    let state = 12345;
+    const random = (): number => {
+      state = (state + 0x6d2b79f5) >>> 0;
+      let t = state;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const between = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
+    const waits: number[] = [];
+    const runs: number[] = [];
+    const start = performance.now();
+    const worker = new Worker<number, void>(
+      (job) => {
+        waits.push(performance.now() - start);
+        runs.push(job.data);
+        return sleep(job.data);
+      },
+      { concurrency: 16, strategy: Strategy.RoundRobin },
+    );
+    const a = worker.bindQueue({ name: 'a' });
+    const b = worker.bindQueue({ name: 'b' });
+    const n = 48_000;
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const ms = i % 4 === 0 ? between(100, 200) : random() < 0.1 ? between(10_000, 20_000) : between(1000, 2000);
+      total += ms;
+      (i % 4 === 0 ? a : b).add(ms);
+    }
+    await vi.advanceTimersByTimeAsync(total);
+    await worker.waitUntilIdle();
+    expect(runs).toHaveLength(n);
+
+    const { waitTime, runTime, sampleEvery } = worker.stats();
+    // About one job in sampleEvery is timed.
+    for (const timing of [waitTime, runTime]) {
+      expect(timing.count).toBeGreaterThan((0.8 * n) / sampleEvery);
+      expect(timing.count).toBeLessThan((1.2 * n) / sampleEvery);
+    }
+    expectWithin10Percent(runTime.p50, exactPercentile(runs, 50), 'run time p50');
+    expectWithin10Percent(runTime.p99, exactPercentile(runs, 99), 'run time p99');
+    expectWithin10Percent(waitTime.p50, exactPercentile(waits, 50), 'wait time p50');
+    expectWithin10Percent(waitTime.p99, exactPercentile(waits, 99), 'wait time p99');
+  });
+});
+
+describe('which jobs are sampled', () => {
+  it('about one in sampleEvery, never more than 89 apart in add order, and in proportion to any period of adds', () => {
+    let count = 0;
+    let last = 0;
+    let widest = 0;
+    const byResidue = [0, 0, 0, 0, 0, 0, 0, 0];
+    for (let seq = 1; seq <= 1_000_000; seq++) {
+      if (!isSampled(seq)) continue;
+      count++;
+      if (last > 0) widest = Math.max(widest, seq - last);
+      last = seq;
+      byResidue[seq % 8] = (byResidue[seq % 8] as number) + 1;
+    }
+    expect(Math.abs(count - 1_000_000 / SAMPLE_EVERY)).toBeLessThan(10);
+    expect(widest).toBeLessThanOrEqual(89);
+    expect(isSampled(1)).toBe(true);
+    // Jobs added in a pattern of period 8 (or 2, or 4) are sampled at each place of the pattern alike.
+    for (const n of byResidue) expect(Math.abs(n - count / 8)).toBeLessThan(count / 80);
   });
 });

@@ -208,6 +208,20 @@ export class Core {
   }
 
   /**
+   * {@link admit} for a new job due now that has no extras (an `add` without options): it is
+   * already waiting, and needs no branch for a due time or a timeout of its own.
+   */
+  admitDue(job: JobRecord, now: number): void {
+    const source = job.home;
+    if (now !== UNTIMED) {
+      job.dueAt = now;
+      source.timed++;
+    }
+    this.waiting++;
+    source.due.pushFresh(job);
+  }
+
+  /**
    * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
@@ -297,7 +311,7 @@ export class Core {
     if (source.due.needsEveryDue && source.delayed.horizon !== -Infinity) this.catchUp(source);
     const job = source.due.shift() as JobRecord;
     if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
-    if (job.state !== State.Waiting || job.inFlight) {
+    if (!job.claim()) {
       throw new InvariantError(
         'attempt-starts-once',
         `job ${job.id} of source "${source.name}" was taken while ${job.status}${job.inFlight ? ' and in flight' : ''}`,
@@ -308,9 +322,6 @@ export class Core {
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (source.rate !== undefined) source.rate.record(now);
-    job.state = State.Running;
-    job.inFlight = true;
-    job.beginAttempt();
     this.slotsInUse++;
     this.counters.started++;
     source.counters.started++;
@@ -357,6 +368,24 @@ export class Core {
     }
     this.#release(job, now);
     return completed;
+  }
+
+  /**
+   * {@link succeed} for a job with no extras (so no deadline, no timed-out attempt and no held
+   * successor): while its attempt is running and in flight, it succeeds with one write of its
+   * packed state and its slot is freed. Anything else (it was cancelled meanwhile) takes the
+   * general path.
+   */
+  succeedPlain(job: JobRecord, value: unknown): boolean {
+    if (!job.runningInFlight) return this.succeed(job, value, UNTIMED);
+    job.succeedInFlight();
+    job.value = value;
+    this.counters.succeeded++;
+    const source = job.home;
+    source.counters.succeeded++;
+    this.#freeSlot(source);
+    if (source.retiring) this.#retireIfDrained(source);
+    return true;
   }
 
   /**
@@ -448,14 +477,7 @@ export class Core {
     if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
     job.inFlight = false;
     const source = job.home;
-    source.running--;
-    this.slotsInUse--;
-    if (this.slotsInUse < 0 || source.running < 0) {
-      throw new InvariantError(
-        'slots-never-negative',
-        `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
-      );
-    }
+    this.#freeSlot(source);
     const ext = job.ext;
     if (ext !== undefined) {
       if (job.state >= State.Succeeded) releaseId(job); // settled, and now no attempt runs
@@ -466,6 +488,18 @@ export class Core {
       }
     }
     if (source.retiring) this.#retireIfDrained(source);
+  }
+
+  /** One slot of the worker and of `source` is free again. */
+  #freeSlot(source: Source): void {
+    source.running--;
+    this.slotsInUse--;
+    if (this.slotsInUse < 0 || source.running < 0) {
+      throw new InvariantError(
+        'slots-never-negative',
+        `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
+      );
+    }
   }
 
   #admitHeld(job: JobRecord, now: number): void {

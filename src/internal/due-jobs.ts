@@ -123,6 +123,12 @@ export class FifoDueJobs implements DueJobs {
 
   shift(): JobRecord | undefined {
     if (this.#live === 0) return undefined;
+    if (this.#dead === 0 && this.#promoted.length === 0) {
+      // The common case: no tombstone anywhere and nothing promoted, so the next fresh job is it.
+      const job = this.#fresh.shift();
+      if (--this.#live === 0) this.#emptied();
+      return job;
+    }
     for (;;) {
       const fresh = this.#fresh.peek();
       const promoted = this.#promoted.peek();

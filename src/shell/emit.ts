@@ -11,8 +11,23 @@ function tracked<T, R>(job: JobRecord): TrackedJob<T, R> {
   return job as unknown as TrackedJob<T, R>;
 }
 
+/** eventemitter3's count of events listened to: 0 while nobody listens to anything. */
+interface ListenerCount {
+  readonly _eventsCount: number;
+}
+
+/**
+ * Whether nobody listens to any event of `worker`: then the two emits of every job (`active`,
+ * `completed`) are skipped without a call. A field read, where an unheard emit still looks the
+ * event up; with any listener at all, emit decides as usual.
+ */
+function unheard<T, R>(worker: WorkerEmitter<T, R>): boolean {
+  return (worker as unknown as ListenerCount)._eventsCount === 0;
+}
+
 /** Emits `active` or `cancelled`. @internal */
 export function emitJob<T, R>(worker: WorkerEmitter<T, R>, event: 'active' | 'cancelled', job: JobRecord): void {
+  if (unheard(worker)) return;
   try {
     worker.emit(event, tracked<T, R>(job));
   } catch (error) {
@@ -22,6 +37,7 @@ export function emitJob<T, R>(worker: WorkerEmitter<T, R>, event: 'active' | 'ca
 
 /** Emits `completed`. @internal */
 export function emitCompleted<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, result: R): void {
+  if (unheard(worker)) return;
   try {
     worker.emit('completed', tracked<T, R>(job), result);
   } catch (error) {

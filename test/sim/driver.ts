@@ -739,7 +739,8 @@ export class Simulation {
     const expected: Expected[] = [];
     this.note(`settle job #${job.n} attempt ${attempt.n} ${attempt.ok ? 'ok' : 'failed'} (model ${job.state})`);
     if (attempt.ok) {
-      const completed = core.succeed(record, RESULT, record.ext === undefined ? UNTIMED : this.now);
+      // As the shell does: a job without extras takes the core's plain path.
+      const completed = record.ext === undefined ? core.succeedPlain(record, RESULT) : core.succeed(record, RESULT, this.now);
       const succeeds = running && attempt.timedOutRetry === undefined;
       this.eq(completed, succeeds, `succeed() of job #${job.n} says it completed`);
       if (running) {
@@ -870,7 +871,9 @@ export class Simulation {
     if (parsed?.delay !== undefined) runAt = this.now + parsed.delay;
     const timed = runAt !== undefined || source.timed > 0;
     const admitNow = timed || this.cfg.alwaysClock ? this.now : UNTIMED;
-    core.admit(job.rec, runAt, admitNow);
+    // As the shell does: an add without options takes the core's short admission.
+    if (parsed === undefined) core.admitDue(job.rec, admitNow);
+    else core.admit(job.rec, runAt, admitNow);
     if (runAt !== undefined && runAt > this.now) {
       job.state = 'delayed';
       job.due = runAt;
