@@ -209,6 +209,9 @@ export class Core {
 
   /** Moves every delayed job due at `now` into its source's due order; returns how many. */
   promote(now: number): number {
+    const timedKeys = this.dispatcher.timedKeys;
+    // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
+    for (let i = 0; i < timedKeys.length; i++) (timedKeys[i] as Source).keys?.advance(now);
     if (this.delayed === 0) return 0;
     let promoted = 0;
     for (const source of this.dispatcher.list) {
@@ -238,7 +241,8 @@ export class Core {
     // The strategy is user code: it may have paused or stopped the worker, or lowered the
     // concurrency, and then this start must not happen.
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
-    const job = source.due.shift() as JobRecord;
+    const keys = source.keys;
+    const job = (keys === undefined ? source.due.shift() : keys.take(now)) as JobRecord;
     if (job.state !== State.Waiting || job.inFlight) {
       throw new InvariantError(
         'attempt-starts-once',
@@ -368,10 +372,16 @@ export class Core {
     this.counters.failed++;
     const source = job.home;
     const origin: Origin = { job, source, priority: job.priority };
-    const kept = this.deadLetters.add(
-      { id: job.id, data: job.data, source: source.name, error, attempts: job.attempts, failedAt: new Date(wallNow) },
-      origin,
-    );
+    const entry: { id: string; data: unknown; source: string; error: unknown; attempts: number; failedAt: Date; key?: string } = {
+      id: job.id,
+      data: job.data,
+      source: source.name,
+      error,
+      attempts: job.attempts,
+      failedAt: new Date(wallNow),
+    };
+    if (job.key !== undefined) entry.key = job.key;
+    const kept = this.deadLetters.add(entry, origin);
     if (kept) this.counters.dead++;
     this.outbox.record(Note.Failed, job, error, kept ? 1 : 0);
   }
@@ -394,6 +404,8 @@ export class Core {
       (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
       this.#admitHeld(successor, now);
     }
+    // After the held successor joined: its key (the same) stays active instead of being forgotten.
+    if (source.keys !== undefined) source.keys.finished(job);
     if (source.retiring) this.#retireIfDrained(source);
   }
 
@@ -407,6 +419,18 @@ export class Core {
     // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
     this.admit(job, undefined, now);
+  }
+
+  // ---------------------------------------------------------------- keys (SPEC 10)
+
+  /** Pauses key `name` of a keyed queue (`weight`: the shell's answer of `keys.weight`, should the key become active now). */
+  pauseKey(source: Source, name: string, weight: number): void {
+    source.keys?.pause(name, weight);
+  }
+
+  /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
+  resumeKey(source: Source, name: string): boolean {
+    return source.keys?.resume(name) === true;
   }
 
   // ---------------------------------------------------------------- cancellation
@@ -431,9 +455,10 @@ export class Core {
       if (state === State.Delayed) {
         source.delayed.markRemoved();
         this.delayed--;
-      } else {
+      } else if (source.keys === undefined) {
         source.due.markRemoved();
       }
+      if (source.keys !== undefined) source.keys.removed(job, state === State.Delayed);
       this.waiting--;
       if (job.dueAt !== UNTIMED) source.timed--;
       if (job.ext?.timeout !== undefined) this.#timedOutable--;
@@ -449,23 +474,41 @@ export class Core {
    * Removes every waiting job of `source` (due, delayed, held). Every job is settled before any
    * note: a `cancelled` listener that cancels another of them (or purges again) finds it settled.
    */
-  purge(source: Source): number {
-    const jobs = source.due.drain();
-    const delayed = source.delayed.drain();
+  purge(source: Source, key?: string): number {
+    const keys = source.keys;
+    let jobs: JobRecord[];
+    let delayed: JobRecord[];
+    if (keys === undefined) {
+      jobs = source.due.drain();
+      delayed = source.delayed.drain();
+    } else {
+      ({ due: jobs, delayed } = keys.purge(key));
+    }
     this.waiting -= jobs.length + delayed.length;
     this.delayed -= delayed.length;
-    source.timed = 0;
-    source.forgetWaiting();
     for (const job of delayed) jobs.push(job);
+    if (key === undefined) {
+      source.timed = 0;
+      source.forgetWaiting();
+    } else {
+      // One key's jobs (SPEC 10): the other keys' jobs still wait.
+      for (const job of jobs) {
+        if (job.dueAt !== UNTIMED) source.timed--;
+        job.state = State.Cancelled; // before forget, which prunes what has left
+      }
+      for (const job of jobs) source.forget(job);
+    }
     for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
     const held = source.held;
     if (held !== undefined) {
       for (const job of held) {
+        if (key !== undefined && job.key !== key) continue;
         (job.ext as NonNullable<JobRecord['ext']>).held = false; // never joins now
+        held.delete(job);
         jobs.push(job);
+        this.waiting--;
       }
-      this.waiting -= held.size;
-      source.held = undefined;
+      if (held.size === 0) source.held = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) this.#settleCancelled(job, undefined, false);

@@ -13,6 +13,8 @@ export interface ThreadTask {
   id: string;
   attempt: number;
   source: string;
+  /** The job's key, in a queue bound with `keys`. */
+  key: string | undefined;
   /** The abort-table cell of this task: where to say which thread runs it (see `ThreadPool.abort`). */
   cell: number;
 }
@@ -32,6 +34,8 @@ export interface ThreadContext {
   attempt: number;
   /** Name of the source the job came from. */
   source: string;
+  /** The job's key in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
+  key: string | undefined;
 }
 
 type ThreadHandler = (data: unknown, ctx: ThreadContext) => unknown;
@@ -92,5 +96,5 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
   }
   handler ??= loadHandler();
   const fn = await handler;
-  return fn(task.data, { id: task.id, attempt: task.attempt, source: task.source });
+  return fn(task.data, { id: task.id, attempt: task.attempt, source: task.source, key: task.key });
 }

@@ -225,7 +225,7 @@ export class ThreadPool {
     Atomics.store(this.#shared, cell, 0);
     Atomics.store(this.#shared, MAX_THREADS + cell, 0);
     this.#cellOf.set(job, cell);
-    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, cell, [kQueueOptions]: job };
+    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, key: job.key, cell, [kQueueOptions]: job };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
