@@ -45,14 +45,14 @@ const byTenant = (data: Task) => data.tenant;
 
 describe('binding a keyed queue', () => {
   it('takes keys on bindQueue and bindPriorityQueue, not on subscribe', () => {
-    const worker = new Worker(() => undefined, { autoRun: false });
+    const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
     expect(worker.bindQueue({ keys: {} }).keyCount).toBe(0);
     expect(worker.bindPriorityQueue({ keys: { by: byTenant } }).keyCount).toBe(0);
-    expect(() => worker.subscribe(new Topic(), { keys: {} } as never)).toThrow(TypeError);
+    expect(() => worker.subscribe(new Topic<Task>(), { keys: {} } as never)).toThrow(TypeError);
   });
 
   it('checks every field of keys at bind, naming it', () => {
-    const worker = new Worker(() => undefined, { autoRun: false });
+    const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
     const bind = (keys: unknown) => () => worker.bindQueue({ keys: keys as never });
     expect(bind(5)).toThrow(/"keys" must be an object/);
     expect(bind({ concurency: 2 })).toThrow(/unknown field "concurency" in bind option "keys"/);
@@ -433,7 +433,7 @@ describe('weights', () => {
 
   it('calls keys.weight with String(key) each time the key becomes active', async () => {
     const calls: unknown[] = [];
-    const worker = new Worker(() => undefined, { autoRun: false });
+    const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
     const q = worker.bindQueue({
       keys: {
         by: byTenant,
@@ -454,7 +454,7 @@ describe('weights', () => {
   });
 
   it('a weight that is not a positive finite number makes the add throw naming keys.weight', () => {
-    const worker = new Worker(() => undefined, { autoRun: false });
+    const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
     const weights: Record<string, unknown> = { zero: 0, neg: -1, nan: Number.NaN, inf: Infinity, str: '2' };
     const q = worker.bindQueue({ keys: { by: byTenant, weight: (key) => weights[key] as number } });
     for (const key of Object.keys(weights)) {
