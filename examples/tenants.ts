@@ -62,7 +62,8 @@ const cell = (waits: number[] | undefined): string =>
 const rows = [BIG.name, ...SMALL].map((tenant) => [tenant, String(plain.get(tenant)?.length ?? 0), cell(plain.get(tenant)), cell(keyed.get(tenant))]);
 const header = ['tenant', 'jobs', 'plain queue: wait p50 / p99 (ms)', 'keyed queue: wait p50 / p99 (ms)'];
 const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] as string).length)));
-const line = (cells: string[]): string => `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
+const line = (cells: string[]): string =>
+  `| ${cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
 console.log(line(header));
 console.log(`|${widths.map((w, i) => (i < 2 ? `${'-'.repeat(w + 1)}-` : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
 for (const row of rows) console.log(line(row));
