@@ -341,6 +341,11 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
  */
 export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   readonly keyName: string;
+  /**
+   * The state of its key while the job waits or runs (which keeps the key active, so this is
+   * the live one): spares a lookup by name at each transition. Set by `KeyedJobs`.
+   */
+  keyState: object | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, priority: number, key: string) {
     super(home, data, priority, UNTIMED, State.Waiting);

@@ -319,7 +319,7 @@ export abstract class Source<T = unknown, R = unknown> {
     if (count > 0 && this.length + count > this.capacity) {
       return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
     }
-    if (key !== undefined && count > 0) {
+    if (key !== undefined && count > 0 && (this.keys as KeyedJobs).limits.capacity !== Infinity) {
       const capacity = (this.keys as KeyedJobs).limits.capacity;
       const waiting = (this.keys as KeyedJobs).waitingOf(key);
       if (waiting + count > capacity) return new QueueFullError(this.name, capacity, count, Math.max(0, capacity - waiting), key);

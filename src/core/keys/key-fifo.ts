@@ -1,43 +1,30 @@
-import { earlierDue, type DueJobs } from '../../internal/due-jobs.js';
+import { ChunkedQueue } from '../../internal/chunked-queue.js';
+import { earlierDue, insertInOrder, type DueJobs } from '../../internal/due-jobs.js';
 import { State, type JobRecord } from '../../job.js';
 
 /** Fewest tombstones worth a compaction (see `internal/due-jobs.ts`). */
 const COMPACT_MIN = 16;
-/** A consumed prefix longer than this, and than what is left, is cut off the array. */
-const TRIM_MIN = 64;
 
-type Slots = (JobRecord | undefined)[];
-
-function isLive(job: JobRecord | undefined): job is JobRecord {
-  return job !== undefined && job.state !== State.Cancelled;
+function isLive(job: JobRecord): boolean {
+  return job.state !== State.Cancelled;
 }
 
 /**
- * Puts `job` at its place by due time, then add order, searching from the tail (where a new job
- * almost always goes: jobs join in that order, but for exact ties, see `insertInOrder` in
- * `internal/due-jobs.ts`).
- */
-function insert(slots: Slots, head: number, job: JobRecord): void {
-  let at = slots.length;
-  while (at > head && earlierDue(job, slots[at - 1] as JobRecord)) at--;
-  if (at === slots.length) slots.push(job);
-  else slots.splice(at, 0, job);
-}
-
-/**
- * The due jobs of one key of a keyed FIFO queue, in due-time order: what `FifoDueJobs` does for a
- * whole queue, made small for the common key that holds a few jobs (two plain arrays, the second
- * made only when a delayed job of the key comes due). Jobs due on add and promoted jobs are kept
- * apart, each in order, and the next job is the earlier head; cancelled jobs stay as tombstones
- * until reached or compacted, as everywhere.
+ * The due jobs of one key of a keyed FIFO queue, in due-time order: `FifoDueJobs` (jobs due on
+ * add and promoted jobs in two queues, each in order, the next job the earlier head; cancelled
+ * jobs left as tombstones until reached or compacted), with both queues made on first use and
+ * dropped when the key drains. Most keys of a large keyed queue hold a few jobs and never a
+ * promoted one, so a key costs one small queue, not two; a key with a large backlog still gets
+ * the chunked queue's O(1) operations without copying as it grows.
  *
  * @internal
  */
 export class KeyFifo implements DueJobs {
-  #fresh: Slots = [];
-  #freshHead = 0;
-  #promoted: Slots | undefined = undefined;
-  #promotedHead = 0;
+  #fresh: ChunkedQueue<JobRecord> | undefined = undefined;
+  #promoted: ChunkedQueue<JobRecord> | undefined = undefined;
+  /** The jobs pushed last into each queue: a new one almost always goes after them. */
+  #freshTail: JobRecord | undefined = undefined;
+  #promotedTail: JobRecord | undefined = undefined;
   #live = 0;
   #dead = 0;
 
@@ -46,31 +33,37 @@ export class KeyFifo implements DueJobs {
   }
 
   pushFresh(job: JobRecord): void {
-    insert(this.#fresh, this.#freshHead, job);
+    const queue = (this.#fresh ??= new ChunkedQueue<JobRecord>());
+    const tail = this.#freshTail;
+    // Only a job due before the tail (exact ties of due times, see `insertInOrder`) goes elsewhere.
+    if (tail !== undefined && queue.length > 0 && earlierDue(job, tail)) this.#freshTail = insertInOrder(queue, job);
+    else {
+      queue.push(job);
+      this.#freshTail = job;
+    }
     this.#live++;
   }
 
   pushPromoted(job: JobRecord): void {
-    insert((this.#promoted ??= []), this.#promotedHead, job);
+    const queue = (this.#promoted ??= new ChunkedQueue<JobRecord>());
+    const tail = this.#promotedTail;
+    if (tail !== undefined && queue.length > 0 && earlierDue(job, tail)) this.#promotedTail = insertInOrder(queue, job);
+    else {
+      queue.push(job);
+      this.#promotedTail = job;
+    }
     this.#live++;
   }
 
   shift(): JobRecord | undefined {
     if (this.#live === 0) return undefined;
     for (;;) {
-      const fresh = this.#fresh[this.#freshHead];
-      const promoted = this.#promoted?.[this.#promotedHead];
-      let job: JobRecord;
-      if (promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted))) {
-        job = fresh as JobRecord;
-        this.#fresh[this.#freshHead++] = undefined;
-      } else {
-        job = promoted;
-        (this.#promoted as Slots)[this.#promotedHead++] = undefined;
-      }
+      const fresh = this.#fresh?.peek();
+      const promoted = this.#promoted?.peek();
+      const fromFresh = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted));
+      const job = (fromFresh ? (this.#fresh as ChunkedQueue<JobRecord>) : (this.#promoted as ChunkedQueue<JobRecord>)).shift() as JobRecord;
       if (job.state !== State.Cancelled) {
         if (--this.#live === 0) this.#clear();
-        else this.#trim();
         return job;
       }
       this.#dead--;
@@ -79,11 +72,14 @@ export class KeyFifo implements DueJobs {
 
   peek(): JobRecord | undefined {
     if (this.#live === 0) return undefined;
-    let fresh: JobRecord | undefined;
-    for (let at = this.#freshHead; at < this.#fresh.length && fresh === undefined; at++) if (isLive(this.#fresh[at])) fresh = this.#fresh[at];
-    let promoted: JobRecord | undefined;
-    const slots = this.#promoted ?? [];
-    for (let at = this.#promotedHead; at < slots.length && promoted === undefined; at++) if (isLive(slots[at])) promoted = slots[at];
+    for (const queue of [this.#fresh, this.#promoted]) {
+      while (queue !== undefined && queue.peek()?.state === State.Cancelled) {
+        queue.shift();
+        this.#dead--;
+      }
+    }
+    const fresh = this.#fresh?.peek();
+    const promoted = this.#promoted?.peek();
     return promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
   }
 
@@ -92,39 +88,28 @@ export class KeyFifo implements DueJobs {
     this.#dead++;
     if (this.#live === 0) this.#clear();
     else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
-      this.#fresh = this.#fresh.slice(this.#freshHead).filter(isLive);
-      this.#freshHead = 0;
-      if (this.#promoted !== undefined) this.#promoted = this.#promoted.slice(this.#promotedHead).filter(isLive);
-      this.#promotedHead = 0;
+      this.#fresh?.filterInPlace(isLive);
+      this.#promoted?.filterInPlace(isLive);
       this.#dead = 0;
     }
   }
 
   drain(): JobRecord[] {
-    const jobs = this.#fresh.slice(this.#freshHead).filter(isLive);
-    if (this.#promoted !== undefined) for (const job of this.#promoted.slice(this.#promotedHead)) if (isLive(job)) jobs.push(job);
+    const jobs: JobRecord[] = [];
+    for (const queue of [this.#fresh, this.#promoted]) {
+      if (queue === undefined) continue;
+      for (let job = queue.shift(); job !== undefined; job = queue.shift()) if (isLive(job)) jobs.push(job);
+    }
     this.#clear();
     return jobs;
   }
 
-  /** Cuts the consumed front off an array once it is most of it: O(1) amortised per job. */
-  #trim(): void {
-    if (this.#freshHead > TRIM_MIN && this.#freshHead * 2 > this.#fresh.length) {
-      this.#fresh = this.#fresh.slice(this.#freshHead);
-      this.#freshHead = 0;
-    }
-    const promoted = this.#promoted;
-    if (promoted !== undefined && this.#promotedHead > TRIM_MIN && this.#promotedHead * 2 > promoted.length) {
-      this.#promoted = promoted.slice(this.#promotedHead);
-      this.#promotedHead = 0;
-    }
-  }
-
+  /** Nothing live is left: keep nothing (a key that drains often holds its memory no longer). */
   #clear(): void {
-    this.#fresh.length = 0; // kept: a key that drains and refills reuses it
-    this.#freshHead = 0;
+    this.#fresh = undefined;
     this.#promoted = undefined;
-    this.#promotedHead = 0;
+    this.#freshTail = undefined;
+    this.#promotedTail = undefined;
     this.#live = 0;
     this.#dead = 0;
   }

@@ -45,8 +45,8 @@ export class KeyState {
   heapIndex = -1;
   /** RateWait: when its window opens. Cooling: when its last start leaves the window. */
   at = 0;
-  /** When it last started a job (only kept with a rate limit). */
-  lastStartAt = Number.NEGATIVE_INFINITY;
+  /** When it last started a job (only kept with a rate limit); -1 before its first (a small integer, not a boxed double). */
+  lastStartAt = -1;
   // -- turn order with equal weights: the round it is due in, and its neighbours in that round's list.
   round = 0;
   prev: KeyState | undefined = undefined;

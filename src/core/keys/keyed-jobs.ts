@@ -1,6 +1,6 @@
 import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
 import { RateWindow } from '../../internal/rate-window.js';
-import type { JobRecord } from '../../job.js';
+import type { JobRecord, KeyedJobRecord } from '../../job.js';
 import type { KeyStats } from '../../keys.js';
 import { KeyHeap } from './key-heap.js';
 import { KeyState, Place } from './key-state.js';
@@ -24,9 +24,8 @@ export interface Purged {
   delayed: JobRecord[];
 }
 
-function earlierAt(a: KeyState, b: KeyState): boolean {
-  return a.at < b.at || (a.at === b.at && a.order < b.order);
-}
+/** When a key waiting outside the turn order can come back (or be forgotten). */
+const atOf = (key: KeyState): number => key.at;
 
 /**
  * The delayed jobs of a keyed queue: one heap for the whole queue (promotion stays one pass over
@@ -83,8 +82,8 @@ export class KeyedJobs implements DueJobs {
   pendingWeights: Map<string, number> | undefined = undefined;
   readonly #keys = new Map<string, KeyState>();
   readonly #turns: Turns;
-  readonly #rateWait = new KeyHeap(earlierAt);
-  readonly #cooling = new KeyHeap(earlierAt);
+  readonly #rateWait = new KeyHeap(atOf);
+  readonly #cooling = new KeyHeap(atOf);
   readonly #perKey: () => DueJobs;
   #live = 0;
   #pausedDue = 0;
@@ -191,7 +190,7 @@ export class KeyedJobs implements DueJobs {
 
   /** A delayed job came due; it is pushed as a promoted job next. */
   delayedLeft(job: JobRecord): void {
-    (this.#keys.get(job.key as string) as KeyState).delayed--;
+    ((job as KeyedJobRecord).keyState as KeyState).delayed--;
   }
 
   /** Starts the next job at `now`: the key whose turn it is gives its next job. Only when {@link hasReady}. */
@@ -212,14 +211,14 @@ export class KeyedJobs implements DueJobs {
 
   /** A job of this queue released its slot. */
   finished(job: JobRecord): void {
-    const key = this.#keys.get(job.key as string) as KeyState;
+    const key = (job as KeyedJobRecord).keyState as KeyState;
     key.running--;
     this.#reconsider(key);
   }
 
   /** A waiting job was cancelled (`delayed`: it was a delayed one, which the caller marks in the heap). */
   removed(job: JobRecord, delayed: boolean): void {
-    const key = this.#keys.get(job.key as string) as KeyState;
+    const key = (job as KeyedJobRecord).keyState as KeyState;
     if (delayed) key.delayed--;
     else {
       key.jobs.markRemoved();
@@ -299,9 +298,16 @@ export class KeyedJobs implements DueJobs {
 
   // ---------------------------------------------------------------- keys
 
+  /** The live state of a job's key (made active if it is not), remembered on the job. */
   #keyOf(job: JobRecord): KeyState {
-    const name = job.key as string;
-    return this.#keys.get(name) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
+    const keyed = job as KeyedJobRecord;
+    const known = keyed.keyState as KeyState | undefined;
+    // A job that already joined keeps its key active (waiting, delayed or running): same state.
+    if (known !== undefined) return known;
+    const name = keyed.keyName;
+    const key = this.#keys.get(name) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
+    keyed.keyState = key;
+    return key;
   }
 
   #activate(name: string, weight: number): KeyState {
@@ -337,7 +343,7 @@ export class KeyedJobs implements DueJobs {
       return;
     }
     const rate = this.limits.rateLimit;
-    const leavesAt = rate === undefined ? Number.NEGATIVE_INFINITY : key.lastStartAt + rate.interval;
+    const leavesAt = rate === undefined || key.lastStartAt < 0 ? Number.NEGATIVE_INFINITY : key.lastStartAt + rate.interval;
     if (leavesAt > this.#now) {
       if (key.place !== Place.Cooling) {
         this.#moveTo(key, Place.Idle);

@@ -93,15 +93,10 @@ export class RoundRobinTurns implements Turns {
   }
 }
 
-/** Earlier virtual start, then activation order. */
-function earlierStart(a: KeyState, b: KeyState): boolean {
-  return a.start < b.start || (a.start === b.start && a.order < b.order);
-}
-
-/** Earlier virtual finish, then activation order. */
-function earlierFinish(a: KeyState, b: KeyState): boolean {
-  return a.finish < b.finish || (a.finish === b.finish && a.order < b.order);
-}
+/** Virtual start: the order of the keys waiting for their start (then activation order). */
+const startOf = (key: KeyState): number => key.start;
+/** Virtual finish: the order of the keys whose start has come (then activation order). */
+const finishOf = (key: KeyState): number => key.finish;
 
 /**
  * Weights: WF2Q+ (worst-case fair weighted fair queueing, Bennett and Zhang) with every job
@@ -116,8 +111,8 @@ function earlierFinish(a: KeyState, b: KeyState): boolean {
  * skipped keeps its place, one that had nothing waiting for a while gets no burst.
  */
 export class WeightedTurns implements Turns {
-  readonly #pending = new KeyHeap(earlierStart);
-  readonly #reached = new KeyHeap(earlierFinish);
+  readonly #pending = new KeyHeap(startOf);
+  readonly #reached = new KeyHeap(finishOf);
   #time = 0;
   #totalWeight = 0;
   size = 0;
