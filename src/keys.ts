@@ -1,5 +1,6 @@
 import type { KeyLimits } from './core/keys/keyed-jobs.js';
 import * as check from './internal/validate.js';
+import type { RateLimit } from './source.js';
 
 /**
  * The `keys` bind option of `bindQueue` and `bindPriorityQueue` (SPEC 10): the queue splits its
@@ -20,8 +21,8 @@ export interface KeysOptions<T = unknown> {
   by?: (data: T) => string | number;
   /** Most jobs of one key running at once: a positive integer or Infinity. Default unlimited. */
   concurrency?: number;
-  /** At most `limit` starts of one key in any window of `interval` ms. */
-  rateLimit?: { limit: number; interval: number };
+  /** At most `limit` starts of one key in any window of `interval` ms (`limit` an integer >= 1, `interval` > 0). */
+  rateLimit?: RateLimit;
   /** Most jobs of one key waiting (due or delayed): an add beyond it throws `QueueFullError` naming the key. Default unlimited. */
   capacity?: number;
   /**

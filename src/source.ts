@@ -189,6 +189,7 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly keys: KeyedJobs | undefined;
   /** @internal `keys.by` and `keys.weight`: user code, called by the shell before a job is added. */
   readonly keyBy: ((data: never) => unknown) | undefined;
+  /** @internal */
   readonly keyWeight: ((key: string) => unknown) | undefined;
   /** @internal */ readonly view: SourceView;
   /** @internal */ readonly rate: RateWindow | undefined;
