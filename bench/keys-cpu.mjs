@@ -55,5 +55,7 @@ if (process.argv[2] === '--cell') {
   const plain = median(samples[0]);
   console.log(`| cell | CPU ns/job (median of ${runs}) | / plain |`);
   console.log('| --- | ---: | ---: |');
-  VARIANTS.forEach(([label], i) => console.log(`| ${label} | ${median(samples[i]).toFixed(0)} | ${(median(samples[i]) / plain).toFixed(2)} |`));
+  VARIANTS.forEach(([label], i) => {
+    console.log(`| ${label} | ${median(samples[i]).toFixed(0)} | ${(median(samples[i]) / plain).toFixed(2)} |`);
+  });
 }

@@ -16,10 +16,10 @@ export class KeyHeap {
   #items: KeyState[] = [];
   #values = new Float64Array(16);
   #orders = new Float64Array(16);
-  readonly #valueOf: (key: KeyState) => number;
+  readonly #rank: (key: KeyState) => number;
 
-  constructor(valueOf: (key: KeyState) => number) {
-    this.#valueOf = valueOf;
+  constructor(rank: (key: KeyState) => number) {
+    this.#rank = rank;
   }
 
   get length(): number {
@@ -34,7 +34,7 @@ export class KeyHeap {
     const at = this.#items.length;
     if (at === this.#values.length) this.#grow();
     this.#items.push(key);
-    this.#values[at] = this.#valueOf(key);
+    this.#values[at] = this.#rank(key);
     this.#orders[at] = key.order;
     this.#up(at);
   }
