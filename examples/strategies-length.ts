@@ -1,4 +1,8 @@
-// Port of strategies-length/main.go (seeds/varmq-strategies.md): the MaxLen and MinLen strategies.
+// The MaxLen and MinLen strategies: three unranked queues (2 alerts, 1 report, 3 emails), filled
+// before start(), one job at a time. MaxLen takes from the longest queue each time (a tie goes to
+// the first bound), so the backlogs shrink together; MinLen takes from the shortest non-empty one,
+// so the report goes first and each queue is run dry before the next. (A port of varmq's Go
+// example strategies-length, whose orders these are; README "Strategies" shows each pick.)
 //
 //   npm run build && npx tsx examples/strategies-length.ts
 //

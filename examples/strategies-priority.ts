@@ -1,4 +1,7 @@
-// Port of strategies-priority/main.go (seeds/varmq-strategies.md): the Priority strategy, the default.
+// The Priority strategy, the default: alerts (priority 1), reports (priority 2) and emails (no
+// priority: last), filled lowest rank first, one job at a time. The worker always takes from the
+// first queue in priority order that has a job, so alerts run first and emails last, whatever the
+// order they were added in. (A port of varmq's Go example strategies-priority, whose order this is.)
 //
 //   npm run build && npx tsx examples/strategies-priority.ts
 //

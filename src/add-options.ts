@@ -33,7 +33,13 @@ export interface RunAtOption {
 
 /** The options of one job other than its due time; see {@link AddOptions}. */
 export interface JobOptions {
-  /** The job's id (any string). Default: a generated id unique within the process. */
+  /**
+   * The job's id: a non-empty string that is not a decimal integer (`'42'` is the form of qmux's
+   * generated ids; write `'order-42'`). While a job with this id is in use in the source (from
+   * the add until it has settled and no attempt of it runs), adding another with the same id
+   * adds nothing and returns that job's handle. Default: a generated id, unique within the
+   * process, that is never looked up.
+   */
   id?: string;
   /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
   signal?: AbortSignal;
@@ -70,6 +76,21 @@ export interface ParsedAddOptions {
   needsExtras: boolean;
 }
 
+/** Generated ids are decimal integers (`JobRecord.id`); a user id never takes that form, so the two never collide. */
+const GENERATED_ID = /^[0-9]+$/;
+
+/** A user-given job id: a non-empty string that is not a decimal integer. @internal */
+export function checkJobId(name: string, id: unknown): string {
+  if (typeof id !== 'string') throw new TypeError(`qmux: ${name} must be a string, got ${check.describeValue(id)}`);
+  if (id.length === 0) throw new TypeError(`qmux: ${name} must be a non-empty string, got ""`);
+  if (GENERATED_ID.test(id)) {
+    throw new RangeError(
+      `qmux: ${name} must not be a decimal integer, got "${id}": that is the form of qmux's generated ids; give it a prefix, such as "job-${id}"`,
+    );
+  }
+  return id;
+}
+
 /** A timeout in ms: a finite number > 0 that a timer can wait for. @internal */
 export function checkTimeout(name: string, value: unknown): number {
   check.finiteNumber(name, value);
@@ -98,9 +119,7 @@ export function parseAddOptions(options: AddOptions, threads: boolean | undefine
     runAt = check.dateOrEpochMs('add option "runAt"', options.runAt);
   }
   const id = options.id;
-  if (id !== undefined && typeof id !== 'string') {
-    throw new TypeError(`qmux: add option "id" must be a string, got ${check.describeValue(id)}`);
-  }
+  if (id !== undefined) checkJobId('add option "id"', id);
   const signal = options.signal === undefined ? undefined : check.abortSignal('add option "signal"', options.signal);
   const timeout = options.timeout === undefined ? undefined : checkTimeout('add option "timeout"', options.timeout);
   const retry = options.retry;

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DASHBOARD_CSP, dashboardPage } from './admin/dashboard-page.js';
 import { InvalidStateError } from './errors.js';
+import * as check from './internal/validate.js';
+import { METRICS_CONTENT_TYPE } from './metrics.js';
 import type { Registry } from './registry.js';
 import type { Worker } from './worker.js';
 
@@ -8,6 +11,18 @@ const MAX_BODY = 64 * 1024;
 
 /** A `node:http` request handler. */
 export type AdminHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** Options of {@link createAdminHandler}. */
+export interface AdminOptions {
+  /**
+   * Serve only what reads: the dashboard shows no controls, and every route that changes a
+   * worker (`POST /workers/:name/pause|resume|start|stop`, `PUT /workers/:name/concurrency`)
+   * answers 403. Default `false`.
+   */
+  readOnly?: boolean;
+}
+
+const ADMIN_OPTIONS = ['readOnly'] as const;
 
 /** An HTTP error with the status to answer. */
 class HttpError extends Error {
@@ -27,6 +42,9 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  *
  * | request | answer |
  * |---|---|
+ * | `GET /` | the dashboard: a live HTML page of every worker, with controls unless `readOnly` |
+ * | `GET /metrics` | `registry.metrics()`, the Prometheus text format (`text/plain; version=0.0.4`) |
+ * | `GET /overview` | `{ workers: [{ name, status, concurrency, health, stats }] }`: what the dashboard polls |
  * | `GET /health` | 200 when every worker is healthy, else 503; body: `registry.health()` |
  * | `GET /workers` | `{ workers: [{ name, status, concurrency, health }] }` |
  * | `GET /workers/:name` | `{ name, status, concurrency, health, stats }` |
@@ -35,18 +53,25 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  *
  * Errors are JSON `{ "error": "..." }`: 400 for a malformed request, 404 for an unknown path or
  * worker, 405 for a wrong method, 409 for an action the worker's state forbids, 413 for a body
- * over 64 KiB. Mount it behind your own authentication: it can stop your workers.
+ * over 64 KiB, 403 for a mutating route of a `readOnly` handler. It has no authentication of
+ * its own: mount it behind yours, since it can stop your workers.
  *
  * @example
  * ```ts
  * import { createServer } from 'node:http';
  * createServer(createAdminHandler(registry)).listen(9090, '127.0.0.1');
+ * // A status page for everyone, controls for no one:
+ * createServer(createAdminHandler(registry, { readOnly: true })).listen(9091, '127.0.0.1');
  * ```
  */
-export function createAdminHandler(registry: Registry): AdminHandler {
+export function createAdminHandler(registry: Registry, options?: AdminOptions): AdminHandler {
+  check.optionsObject('createAdminHandler options', options);
+  if (options !== undefined) check.knownFields('createAdminHandler options', options, ADMIN_OPTIONS);
+  const readOnly = options?.readOnly === undefined ? false : check.boolean('createAdminHandler option "readOnly"', options.readOnly);
+  const page = dashboardPage(readOnly);
   return (req, res) => {
-    handle(registry, req)
-      .then(({ status, body }) => send(res, status, body))
+    handle(registry, req, readOnly, page)
+      .then((reply) => (reply.text === undefined ? send(res, reply.status, reply.body) : sendText(res, reply.status, reply.text, reply.headers)))
       .catch((error: unknown) => {
         if (error instanceof HttpError) send(res, error.status, { error: error.message }, error.headers);
         else send(res, 500, { error: `qmux admin: ${error instanceof Error ? error.message : String(error)}` });
@@ -56,10 +81,21 @@ export function createAdminHandler(registry: Registry): AdminHandler {
 
 interface Reply {
   status: number;
-  body: unknown;
+  body?: unknown;
+  /** A reply that is not JSON: its text and headers. */
+  text?: string;
+  headers?: Record<string, string>;
 }
 
-async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> {
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': DASHBOARD_CSP,
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+async function handle(registry: Registry, req: IncomingMessage, readOnly: boolean, page: string): Promise<Reply> {
   const method = req.method ?? 'GET';
   let path: string;
   try {
@@ -72,12 +108,29 @@ async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> 
     .filter((part) => part.length > 0)
     .map(decodePart);
 
+  if (parts.length === 0) {
+    allow(method, 'GET');
+    return { status: 200, text: page, headers: PAGE_HEADERS };
+  }
+  if (parts.length === 1 && parts[0] === 'metrics') {
+    allow(method, 'GET');
+    return { status: 200, text: registry.metrics(), headers: { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' } };
+  }
+  if (parts.length === 1 && parts[0] === 'overview') {
+    allow(method, 'GET');
+    const workers = registry.names().map((name) => {
+      const worker = registry.get(name) as Worker<never, unknown>;
+      return { ...summary(worker), stats: worker.stats() };
+    });
+    return { status: 200, body: { workers } };
+  }
   if (parts.length === 1 && parts[0] === 'health') {
     allow(method, 'GET');
     const health = registry.health();
     return { status: health.status === 'healthy' ? 200 : 503, body: health };
   }
   if (parts[0] !== 'workers') throw new HttpError(404, `no such path: ${path}`);
+  if (readOnly && isMutation(method, parts)) throw new HttpError(403, 'this admin handler is read-only: it changes no worker');
   if (parts.length === 1) {
     allow(method, 'GET');
     const workers = registry.names().map((name) => summary(registry.get(name) as Worker<never, unknown>));
@@ -121,6 +174,13 @@ async function handle(registry: Registry, req: IncomingMessage): Promise<Reply> 
     return { status: 200, body: { name: worker.name, concurrency: jsonNumber(worker.concurrency) } };
   }
   throw new HttpError(404, `no such path: ${path}`);
+}
+
+/** `POST /workers/:name/<action>` or `PUT /workers/:name/concurrency`, whether the worker exists or not. */
+function isMutation(method: string, parts: readonly string[]): boolean {
+  if (parts.length !== 3) return false;
+  const action = parts[2] as string;
+  return (method === 'POST' && ACTIONS.has(action)) || (method === 'PUT' && action === 'concurrency');
 }
 
 function summary(worker: Worker<never, unknown>): Record<string, unknown> {
@@ -170,5 +230,10 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
     value === Infinity ? 'Infinity' : value instanceof Error ? { name: value.name, message: value.message } : value,
   );
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }

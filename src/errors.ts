@@ -109,6 +109,28 @@ export class InvalidStateError extends QmuxError {
 }
 
 /**
+ * Thrown by `worker.redrive(entry)` when another job with the dead letter's id is in use in its
+ * source again (added since, and not settled yet): the two would share one id. The entry stays in
+ * `deadLetters`; redrive it once that job has settled.
+ */
+export class JobIdInUseError extends QmuxError {
+  /** The id in use. */
+  readonly id: string;
+  /** The source in which it is in use. */
+  readonly source: string;
+  /**
+   * @param id - the job id in use
+   * @param source - the source's name
+   * @param status - the status of the job that holds the id
+   */
+  constructor(id: string, source: string, status: string) {
+    super(`qmux: job id "${id}" is in use in source "${source}" by a ${status} job; redrive the entry once that job has settled`);
+    this.id = id;
+    this.source = source;
+  }
+}
+
+/**
  * A broken internal invariant (for example a custom strategy that picked an ineligible source).
  * The worker that hit it fail-stops: its status becomes `'halted'` and it starts nothing more
  * until `start()` is called again. Waiting jobs are kept.

@@ -1,5 +1,5 @@
 import type { InvariantError } from './errors.js';
-import type { Job, JobHandle } from './job.js';
+import type { Job, JobHandle, JobProgress } from './job.js';
 
 /**
  * A job as events report it: what the handler sees and what `add` returned, in one object.
@@ -29,6 +29,8 @@ export interface WorkerEvents<T = unknown, R = unknown> {
   retrying: [job: TrackedJob<T, R>, error: unknown, delayMs: number];
   /** A job that failed for good was kept in `worker.deadLetters`. */
   dead: [job: TrackedJob<T, R>, error: unknown];
+  /** A running job's handler reported progress (`job.updateProgress(value)`, or `ctx.updateProgress` in a thread). */
+  progress: [job: TrackedJob<T, R>, value: JobProgress];
   /** A job was cancelled (handle, signal or purge), waiting or running. */
   cancelled: [job: TrackedJob<T, R>];
   /** The worker went from having work to none: nothing runs, nothing waits. */

@@ -6,8 +6,6 @@
  */
 export {
   Worker,
-  type WorkerImpl,
-  type WorkerConstructor,
   type WorkerOptions,
   type ThreadWorkerOptions,
   type WorkerStatus,
@@ -20,7 +18,7 @@ export {
 } from './worker.js';
 export { ThreadExitError, ThreadStartError, ThreadTaskError, type ThreadPoolOptions } from './pool/threads.js';
 export type { ThreadContext } from './pool/thread-entry.js';
-export { createAdminHandler, type AdminHandler } from './admin.js';
+export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
 export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './stats.js';
 export type { DeadLetter } from './dead-letters.js';
@@ -32,7 +30,7 @@ export { Source, type BindOptions, type QueueBindOptions, type PurgeOptions, typ
 export type { KeysOptions, KeyStats } from './keys.js';
 export type { AddOptions, DelayOption, RunAtOption, JobOptions } from './add-options.js';
 export { Strategy, setDefaultStrategy, type Picker, type SourceView } from './strategies/index.js';
-export type { Job, JobHandle, JobGroup, JobStatus } from './job.js';
+export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';
 export {
   QmuxError,
@@ -41,5 +39,6 @@ export {
   CancelledError,
   InvalidStateError,
   InvariantError,
+  JobIdInUseError,
   TimeoutError,
 } from './errors.js';

@@ -4,6 +4,12 @@ import { CancelledError } from './errors.js';
 import type { Deadline } from './core/deadlines.js';
 import type { Source } from './source.js';
 
+/**
+ * A progress report (BullMQ's type): a number (a percentage, say), a string, a boolean or an
+ * object (`{ done: 3, total: 10 }`). In threads it is structured-cloned.
+ */
+export type JobProgress = number | string | boolean | object;
+
 /** Where a job is in its life. */
 export type JobStatus = 'waiting' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -20,14 +26,33 @@ export interface Job<T> {
   /** Which attempt this is, starting at 1. */
   readonly attempt: number;
   /**
-   * Aborts when the job is cancelled while it runs (`handle.cancel()`, its `signal` add option)
-   * with a {@link CancelledError} as the reason. Pass it on to `fetch` and friends.
+   * Aborts when this attempt should stop: with a {@link CancelledError} as the reason when the job
+   * is cancelled while it runs (`handle.cancel()`, its `signal` add option, a registry shutdown
+   * at its timeout), with a {@link TimeoutError} when the attempt outlives its `timeout` (the
+   * worker option or the add option). Pass it on to `fetch` and friends; a handler that ignores
+   * it keeps its slot until it returns. Each attempt gets a fresh signal.
    */
   readonly signal: AbortSignal;
   /** Name of the source (queue, priority queue or subscription) the job came from. */
   readonly source: string;
   /** Its key (`String(key)`) in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
   readonly key: string | undefined;
+  /**
+   * Reports progress: records `value` as the handle's `progress` and emits `progress (job,
+   * value)`. A report after the job has settled (or between attempts) is ignored; it never
+   * throws, except for `undefined`, which is not a report (a `TypeError`).
+   *
+   * @example
+   * ```ts
+   * new Worker(async (job: Job<string[]>) => {
+   *   for (const [i, file] of job.data.entries()) {
+   *     await convert(file);
+   *     job.updateProgress({ done: i + 1, total: job.data.length });
+   *   }
+   * });
+   * ```
+   */
+  updateProgress(value: JobProgress): void;
 }
 
 /**
@@ -50,6 +75,8 @@ export interface JobHandle<R> {
   readonly status: JobStatus;
   /** How many attempts have started so far (0 while it has not started). */
   readonly attempts: number;
+  /** The latest value its handler reported with `updateProgress`: `undefined` until the first report, kept across retries. */
+  readonly progress: JobProgress | undefined;
   /**
    * Resolves with what the handler returned; rejects with the job's last error, or with a
    * {@link CancelledError} when it was cancelled. The same promise is returned on every call.
@@ -159,8 +186,12 @@ export class JobExtras {
   timeout: number | undefined = undefined;
   /** The `retry` add option. */
   retry: object | undefined = undefined;
-  /** The `id` add option. */
+  /** The `id` add option: a user id, looked up in its source while the job is in use (see `job-ids.ts`). */
   id: string | undefined = undefined;
+  /** The generated id of the dead letter this job was redriven from: kept, never looked up. */
+  keptId: string | undefined = undefined;
+  /** The latest `updateProgress` value. */
+  progress: JobProgress | undefined = undefined;
   /** The `transfer` add option (threads). */
   transfer: readonly TransferListItem[] | undefined = undefined;
   /** A redriven job waiting for this one's handler to settle before it joins its source. */
@@ -262,8 +293,22 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     return this.#bits >>> ATTEMPTS_SHIFT;
   }
 
+  /** The user id, or a generated one: the decimal `seq`, a form no user id takes (see `checkJobId`). */
   get id(): string {
-    return this.ext?.id ?? `${this.seq}`;
+    const ext = this.ext;
+    if (ext === undefined) return `${this.seq}`;
+    return ext.id ?? ext.keptId ?? `${this.seq}`;
+  }
+
+  get progress(): JobProgress | undefined {
+    return this.ext?.progress;
+  }
+
+  updateProgress(value: JobProgress): void {
+    if (value === undefined && this.state === State.Running) {
+      throw new TypeError('qmux: updateProgress(value) needs a value (a number, string, boolean or object), got undefined');
+    }
+    this.home.host.progress(this, value);
   }
 
   get status(): JobStatus {

@@ -27,11 +27,14 @@ export interface PriorityItem<T> {
  */
 export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R> {
   /**
-   * Adds a job with a priority (a finite number, lower runs first). Throws like `Queue.add`.
+   * Adds a job with a priority (a finite number, lower runs first). Throws, and de-duplicates by
+   * `id`, like `Queue.add` (a de-duplicated add ignores its priority too).
    */
   add(data: T, priority: number, options?: AddOptions): JobHandle<R> {
     check.finiteNumber('priority-queue add(data, priority)', priority);
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
     const refused = this.refusal(1, key);
     if (refused !== undefined) throw refused;
@@ -42,6 +45,8 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
   tryAdd(data: T, priority: number, options?: AddOptions): JobHandle<R> | undefined {
     check.finiteNumber('priority-queue tryAdd(data, priority)', priority);
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
     return this.refusal(1, key) === undefined ? this.enqueue(data, priority, parsed, key) : undefined;
   }

@@ -18,11 +18,14 @@ import { Source, type PurgeOptions } from './source.js';
  */
 export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   /**
-   * Adds a job. Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
+   * Adds a job. With an `id` in use in this queue it adds nothing and returns that job's handle
+   * (even when full or closed; the options are ignored). Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
    * `TypeError` / `RangeError` for a bad option.
    */
   add(data: T, options?: AddOptions): JobHandle<R> {
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
     const refused = this.refusal(1, key);
     if (refused !== undefined) throw refused;
@@ -32,13 +35,15 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed (a bad option still throws). */
   tryAdd(data: T, options?: AddOptions): JobHandle<R> | undefined {
     const parsed = this.parseOptions(options);
+    const existing = this.existing(parsed);
+    if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
     return this.refusal(1, key) === undefined ? this.enqueue(data, 0, parsed, key) : undefined;
   }
 
   /**
    * Adds many jobs at once, all or nothing: if they do not all fit, none is added and
-   * `QueueFullError` is thrown. The same options apply to each.
+   * `QueueFullError` is thrown. The same options apply to each; `id` is not one of them (a `TypeError`).
    *
    * @example
    * ```ts

@@ -1,5 +1,6 @@
 import { setEntry } from './internal/entry.js';
 import * as check from './internal/validate.js';
+import { renderMetrics, type WorkerReading } from './metrics.js';
 import type { WorkerStats } from './stats.js';
 import type { Worker, WorkerHealth } from './worker.js';
 
@@ -101,9 +102,35 @@ export class Registry {
   }
 
   /**
+   * Every worker's figures in the Prometheus text exposition format (version 0.0.4), to serve
+   * to a scraper (the admin handler does, at `GET /metrics`, with the content type
+   * `text/plain; version=0.0.4; charset=utf-8`). Per worker and bound source: counters
+   * `qmux_jobs_{added,started,succeeded,failed,retried,cancelled,deduplicated,dead}_total`, gauges
+   * `qmux_jobs_waiting{state="due"|"delayed"}` and `qmux_jobs_running`, summaries
+   * `qmux_job_wait_seconds` and `qmux_job_run_seconds` (over the sampled jobs); per worker,
+   * `qmux_worker_slots_in_use`, `qmux_worker_concurrency` and the state sets `qmux_worker_status`
+   * and `qmux_worker_health`. Labels are `worker` and `source` (never a job id or a key).
+   *
+   * @example
+   * ```ts
+   * // Next to prom-client's metrics, in one handler:
+   * res.setHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+   * res.end((await register.metrics()) + registry.metrics());
+   * ```
+   */
+  metrics(): string {
+    const readings: WorkerReading[] = [];
+    for (const worker of this.#workers.values()) readings.push({ stats: worker.stats(), health: worker.health().status });
+    return renderMetrics(readings);
+  }
+
+  /**
    * Stops every worker and resolves once their running jobs have settled or, at the latest, at
    * `timeout`, when the jobs still running are cancelled (their signals abort). Waiting jobs stay
-   * queued. Never rejects.
+   * queued. Once under way it never rejects, whatever the workers do: a worker that cannot stop is
+   * reported in `unfinished`. It rejects only on bad options, before stopping anything: with a
+   * `TypeError` when `options` is not an object or `timeout` not a number, a `RangeError` when
+   * `timeout` is negative, not finite or longer than a timer can wait (about 24.8 days).
    */
   async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
     check.optionsObject('shutdown options', options);

@@ -5,12 +5,13 @@ import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { ChunkedQueue } from './internal/chunked-queue.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
+import { jobWithId } from './job-ids.js';
 import { RateWindow } from './internal/rate-window.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
-import { type JobRecord, State, UNTIMED, type JobGroup } from './job.js';
+import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
 import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats } from './keys.js';
-import { SAMPLE_MASK } from './stats.js';
+import { SAMPLE_MASK, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
 export type { AddOptions } from './add-options.js';
@@ -86,6 +87,8 @@ export interface SourceHost {
   purge(source: Source, key?: string): number;
   /** Something may start now that could not before (a key was resumed): run a decision pass. */
   wake(): void;
+  /** A handler reported progress for `job` (`job.updateProgress`). */
+  progress(job: JobRecord, value: JobProgress): void;
   /** The source takes no more jobs and leaves the list once drained (an unsubscribed subscription). */
   retire(source: Source): void;
 }
@@ -205,6 +208,10 @@ export abstract class Source<T = unknown, R = unknown> {
   timed = 0;
   /** @internal Set once the source takes no more jobs and should leave the list when drained. */
   retiring = false;
+  /** @internal Counters of its jobs since it was bound; the core writes them with the worker's. */
+  readonly counters: WorkerCounters = zeroCounters();
+  /** @internal Its sampled jobs' wait and run times (see `Metrics`), made with the first one. */
+  timings: SourceTimings | undefined = undefined;
 
   /** The source's name, unique within its worker. */
   readonly name: string;
@@ -228,6 +235,8 @@ export abstract class Source<T = unknown, R = unknown> {
   held: Set<JobRecord> | undefined = undefined;
   /** @internal Producers waiting in `onSizeLessThan`. */
   sizeWaiters: SizeWaiter[] | undefined = undefined;
+  /** @internal The jobs in use that have a user id, by id; made on the first one (see `job-ids.ts`). */
+  ids: Map<string, JobRecord> | undefined = undefined;
 
   /** @internal */
   constructor(host: SourceHost, core: Core, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -415,6 +424,26 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
+   * @internal The job an add with these options returns instead of adding one: the job whose id
+   * is in use in this source, whatever its status, and even when the source is full or closed
+   * (counted as de-duplicated). `undefined` for an add without an id, which costs no lookup.
+   */
+  existing(parsed: ParsedAddOptions | undefined): JobRecord<T, R> | undefined {
+    const id = parsed?.id;
+    if (id === undefined) return undefined;
+    const job = jobWithId(this as Source, id);
+    if (job !== undefined) this.core.deduplicate(this as Source);
+    return job as JobRecord<T, R> | undefined;
+  }
+
+  /**
+   * @internal Told of every progress report recorded for one of its jobs, after the `progress`
+   * event: the one place where a source that lives elsewhere (a remote source, SPEC 9) forwards
+   * it (to its adapter's `progress(job, value)`). An in-memory source has nothing to do.
+   */
+  progressed(_job: JobRecord<T, R>, _value: JobProgress): void {}
+
+  /**
    * @internal Adds one job; the caller has checked its options, key and room. `priority` is 0
    * outside priority queues.
    */
@@ -431,6 +460,9 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Adds many jobs all or nothing. */
   enqueueAll(items: readonly { data: T; priority: number }[], options: AddOptions | undefined): JobGroup<R> {
     const parsed = this.parseOptions(options);
+    if (parsed?.id !== undefined) {
+      throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
+    }
     const names = this.keys === undefined && parsed?.key === undefined ? undefined : items.map((item) => this.keyFor(item.data, parsed) as string);
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
@@ -533,6 +565,12 @@ export abstract class Source<T = unknown, R = unknown> {
   forgetWaiting(): void {
     this.#samples = undefined;
     this.firstIntoEmpty = undefined;
+  }
+
+  /** @internal Its timings, made on first use. */
+  sampledTimings(): SourceTimings {
+    this.timings ??= new SourceTimings();
+    return this.timings;
   }
 
   /** @internal Resolves the `onSizeLessThan` waiters that now have room. */

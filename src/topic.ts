@@ -1,6 +1,8 @@
 import type { JobHandle } from './job.js';
 import { parseAddOptions, type AddOptions } from './add-options.js';
 import { followSignal, withoutLiveSignal } from './job-group.js';
+import { jobWithId } from './job-ids.js';
+import type { JobRecord } from './job.js';
 import { Source } from './source.js';
 
 /**
@@ -52,10 +54,16 @@ export class Topic<in out T = unknown> {
    * Delivers `data` as one job to every subscription and returns their handles (an empty array
    * when nobody subscribes). If any subscription is full or closed, nothing is delivered and its
    * `QueueFullError` / `QueueClosedError` is thrown.
+   *
+   * With an `id`, each subscription is checked on its own: one where a job with that id is in use
+   * gets nothing new, and its place in the array holds that job's handle (as `add` would return
+   * it; such a subscription does not refuse the publish even when full or closed).
    */
   publish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] {
     if (options !== undefined) this.#checkOptions(options);
+    const id = options?.id;
     for (const subscription of this.#subscriptions) {
+      if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
       const refused = subscription.refusal(1);
       if (refused !== undefined) throw refused;
     }
@@ -68,7 +76,11 @@ export class Topic<in out T = unknown> {
    */
   tryPublish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] | undefined {
     if (options !== undefined) this.#checkOptions(options);
-    for (const subscription of this.#subscriptions) if (subscription.refusal(1) !== undefined) return undefined;
+    const id = options?.id;
+    for (const subscription of this.#subscriptions) {
+      if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
+      if (subscription.refusal(1) !== undefined) return undefined;
+    }
     return this.#deliver(data, options);
   }
 
@@ -109,12 +121,18 @@ export class Topic<in out T = unknown> {
   }
 
   #deliver(data: T, options: AddOptions | undefined): JobHandle<unknown>[] {
+    const fresh: JobRecord[] = [];
     // Copy first: a subscriber's handler may unsubscribe synchronously while we deliver.
-    const jobs = this.#subscriptions
-      .slice()
-      .map((subscription) => subscription.enqueue(data, 0, withoutLiveSignal(subscription.parseOptions(options))));
+    const jobs = this.#subscriptions.slice().map((subscription): JobHandle<unknown> => {
+      const parsed = subscription.parseOptions(options);
+      const existing = subscription.existing(parsed);
+      if (existing !== undefined) return existing; // its own options stand; this publish's signal is not followed
+      const job = subscription.enqueue(data, 0, withoutLiveSignal(parsed));
+      fresh.push(job as JobRecord);
+      return job;
+    });
     // One abort listener for every delivery, not one per subscription.
-    if (options?.signal !== undefined) followSignal(jobs, options.signal);
+    if (options?.signal !== undefined) followSignal(fresh, options.signal);
     return jobs;
   }
 }

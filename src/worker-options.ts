@@ -17,8 +17,11 @@ import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } fr
  */
 export type Handler<T, R> = (job: Job<T>) => R | PromiseLike<R>;
 
-/** The job data of a function worker: a function to call. */
-export type Task<R> = () => R | PromiseLike<R>;
+/**
+ * The job data of a function worker: a function to call, with its `Job` as the only argument
+ * (so it can read `job.signal` and call `job.updateProgress`); one that takes no argument works too.
+ */
+export type Task<R> = (job: Job<Task<R>>) => R | PromiseLike<R>;
 
 /** Options for `new Worker(...)`. All are optional. */
 export interface WorkerOptions {
@@ -45,10 +48,13 @@ export interface WorkerOptions {
 
 /**
  * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
- * through to tinypool.
+ * through to tinypool. Name the handler module with a URL built from your own module's,
+ * `new Worker(new URL('./handler.js', import.meta.url), options)`: a relative path string
+ * resolves against `process.cwd()`, so it works only when the process starts in the right
+ * directory.
  */
 export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, ThreadPoolOptions {
-  /** `'threads'`: implied by a URL or path handler. */
+  /** `'threads'`: implied by a URL or path handler (a relative path resolves against `process.cwd()`). */
   pool?: 'threads';
 }
 
@@ -86,13 +92,13 @@ function handlerModule(handler: URL | string): string {
   return url.href;
 }
 
-/** Calls a function worker's job. */
+/** Calls a function worker's job: its data, with the job itself (SPEC 2). */
 function runTask(job: Job<unknown>): unknown {
   const task = job.data;
   if (typeof task !== 'function') {
     throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(task)}`);
   }
-  return (task as Task<unknown>)();
+  return (task as Task<unknown>)(job as Job<Task<unknown>>);
 }
 
 /**

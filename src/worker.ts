@@ -7,14 +7,15 @@ import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { Note } from './core/outbox.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './dead-letters.js';
-import { TimeoutError, type InvariantError } from './errors.js';
+import { JobIdInUseError, TimeoutError, type InvariantError } from './errors.js';
 import type { WorkerEvents } from './events.js';
 import { CrashWindow, type WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
+import { jobWithId } from './job-ids.js';
 import { checkKeysOptions } from './keys.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
@@ -23,8 +24,9 @@ import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source,
 import { Metrics, SAMPLE_MASK, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
-import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitRetrying, emitState } from './shell/emit.js';
+import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
+import { ExitWatch, watchExit } from './shell/exit-warning.js';
 import { WakeTimer } from './shell/wake-timer.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -41,10 +43,9 @@ interface Waiter {
 }
 
 /**
- * Binds sources and runs their jobs, choosing the next one with its strategy whenever a slot is
- * free. The `Worker` value is this class; see {@link WorkerConstructor} for how to make one.
- * In your own code, write the type as {@link Worker | `Worker<T, R>`}: `WorkerImpl` is exported
- * (as a type only) so that its members can be documented.
+ * The class behind {@link Worker}; the package exports it as `Worker` (the value typed by
+ * {@link WorkerConstructor}, whose overloads TypeScript cannot give a class constructor) and the
+ * type `Worker<T, R>`. Its user documentation is on {@link Worker}.
  *
  * This is the shell of SPEC 12: the core (`src/core/`) decides every transition; the shell
  * reads the clock, arms the one timer, runs handlers (in slots or threads) and user hooks,
@@ -53,6 +54,7 @@ interface Waiter {
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface below only re-declares on/once/off, which the EventEmitter base implements
 export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<WorkerEvents<T, R>> {
   /** The worker's name. */
   readonly name: string;
@@ -92,6 +94,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #timer: WakeTimer;
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
+  /** What the process's one `beforeExit` listener asks about this worker (see `shell/exit-warning.ts`). */
+  readonly #exitWatch = new ExitWatch();
 
   constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
@@ -100,7 +104,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#retry = config.retry;
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
-      const threads = new ThreadPool(threadModule, concurrency, config.threadOptions, (error) => reportFault(this, error, 'the thread pool failed'));
+      const threads = new ThreadPool(
+        threadModule,
+        concurrency,
+        config.threadOptions,
+        (error) => reportFault(this, error, 'the thread pool failed'),
+        (job, value) => this.#progress(job, value),
+      );
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
@@ -124,6 +134,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       wake: () => {
         if (this.#core.phase === Phase.Started) this.#schedulePass();
       },
+      progress: (job, value) => this.#progress(job, value),
       retire: (source) => {
         this.#core.retire(source);
         this.#settle();
@@ -139,6 +150,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     };
     this.#passTask = () => this.#pass();
     this.#timer = new WakeTimer(this.#passTask);
+    watchExit(this.#exitWatch, this.name, this.#core);
   }
 
   // ---------------------------------------------------------------- state
@@ -148,7 +160,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return this.#core.status;
   }
 
-  /** Most jobs running at once. Change it with {@link WorkerImpl.setConcurrency}. */
+  /** Most jobs running at once. Change it with {@link Worker.setConcurrency}. */
   get concurrency(): number {
     return this.#core.concurrency;
   }
@@ -165,7 +177,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /**
    * Jobs that failed their last attempt, oldest first, at most `deadLetterLimit` of them.
-   * Put one back with {@link WorkerImpl.redrive}.
+   * Put one back with {@link Worker.redrive}.
    */
   get deadLetters(): readonly DeadLetter<T>[] {
     return this.#core.deadLetters.entries as readonly DeadLetter<T>[];
@@ -210,9 +222,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /**
    * Takes a dead letter out of `deadLetters` and adds its job to its source again, with attempts
-   * counted from 1 and the job's own `timeout` / `retry` options. Throws like `add` when the
-   * source is full or closed (the entry then stays), and a `TypeError` for an entry that is not
-   * one of this worker's.
+   * counted from 1 and the job's own id and `timeout` / `retry` options. Throws like `add` when the
+   * source is full or closed, and `JobIdInUseError` when another job with its id is in use in that
+   * source again (the entry then stays); a `TypeError` for an entry that is not one of this
+   * worker's.
    *
    * @example
    * ```ts
@@ -226,11 +239,18 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       throw new TypeError(`qmux: redrive(entry) needs an entry of worker "${this.name}"'s deadLetters, got ${check.describeValue(entry)}`);
     }
     const source = origin.source as Source<T, R>;
+    const ext = origin.job.ext;
+    const userId = ext?.id;
+    if (userId !== undefined) {
+      const holder = jobWithId(source as Source, userId);
+      // The dead job itself may hold it still (its timed-out handler runs): the redrive takes it over.
+      if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, holder.status);
+    }
     const key = origin.job.key;
     const refused = source.refusal(1, key);
     if (refused !== undefined) throw refused;
-    const options: AddOptions = { id: entry.id };
-    const ext = origin.job.ext;
+    const options: AddOptions = {};
+    if (userId !== undefined) options.id = userId;
     if (ext?.timeout !== undefined) options.timeout = ext.timeout;
     if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
     const parsed = source.parseOptions(options);
@@ -245,6 +265,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } else {
       job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
     }
+    // A generated id stays the job's id, and is never looked up.
+    if (userId === undefined) job.extras().keptId = entry.id;
     core.deadLetters.remove(entry);
     return job;
   }
@@ -433,7 +455,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<D, Q> {
     const job = newJobRecord(source, data, priority, parsed, key);
-    this.#core.created();
+    this.#core.created(source as unknown as Source);
     return job;
   }
 
@@ -464,6 +486,17 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
     return job;
+  }
+
+  /**
+   * Every progress report comes through here, from a handler in a slot (`job.updateProgress`)
+   * or from a thread (`ctx.updateProgress`): the core records it if the job still runs, then the
+   * `progress` event, then the job's source (a remote source forwards it to its adapter).
+   */
+  #progress(job: JobRecord, value: JobProgress): void {
+    if (!this.#core.progress(job, value)) return;
+    emitProgress(this, job, value);
+    job.home.progressed(job, value);
   }
 
   #cancel(job: JobRecord, reason: unknown): boolean {
@@ -727,9 +760,68 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
 Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
 
+// The listener methods, declared again (types only, no code) so that they read as the worker's own,
+// typed by WorkerEvents, in the API docs, which leave out eventemitter3's members (excludeExternals).
+export interface WorkerImpl<in out T, R> {
+  /**
+   * Calls `listener` each time the worker emits `event`, with that event's arguments
+   * ({@link WorkerEvents}). Returns the worker.
+   *
+   * @example
+   * ```ts
+   * worker.on('completed', (job, result) => console.log(job.id, result));
+   * worker.on('failed', (job, error) => console.error(job.source, error));
+   * ```
+   */
+  on<E extends keyof WorkerEvents<T, R>>(event: E, listener: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown): this;
+  /** Like {@link Worker.on}, for the next `event` only. */
+  once<E extends keyof WorkerEvents<T, R>>(event: E, listener: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown): this;
+  /** Removes `listener` from `event`, or every listener of `event` without one. Returns the worker. */
+  off<E extends keyof WorkerEvents<T, R>>(event: E, listener?: (...args: WorkerEvents<T, R>[E]) => void, context?: unknown, once?: boolean): this;
+}
+
 /**
- * How to make a {@link Worker}: with a handler, or with options only for a function worker,
- * whose jobs are functions to call.
+ * How to make a {@link Worker}: with a handler, with a module for threads, or with options only
+ * for a function worker, whose jobs are functions to call.
+ */
+export interface WorkerConstructor {
+  /** A worker that runs `handler` for each job. */
+  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
+  /**
+   * A function worker: each job's data is a function, which is called with its `Job`; its return value is the
+   * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
+   */
+  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
+  /**
+   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` in worker
+   * threads through tinypool. Give the module as a URL, made from your own module's URL so it does
+   * not depend on the directory the process starts in:
+   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
+   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
+   */
+  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
+  /** The prototype every worker shares, so `worker instanceof Worker` works. */
+  readonly prototype: WorkerImpl;
+}
+
+/**
+ * One worker: a pool of slots, a list of bound sources and a strategy that picks which source
+ * gives the next job.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ */
+export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
+/**
+ * One worker: a pool of slots, a list of bound sources (queues, priority queues, topic
+ * subscriptions) and a strategy that picks which source gives the next job whenever a slot is
+ * free. Jobs run in async slots in the main thread, or in worker threads when the handler is a
+ * module.
+ *
+ * A worker is an eventemitter3 `EventEmitter` typed by {@link WorkerEvents}: besides `on`,
+ * `once` and `off` below it has eventemitter3's `addListener`, `removeListener`,
+ * `removeAllListeners`, `listeners`, `listenerCount` and `eventNames`. In type positions write
+ * `Worker<T, R>`.
  *
  * @example
  * ```ts
@@ -743,29 +835,13 @@ Object.defineProperty(WorkerImpl, 'name', { value: 'Worker' });
  * const limit = new Worker<number>({ concurrency: 4 });
  * const q = limit.bindQueue();
  * const n = await q.add(() => computeSomething()).result();
+ *
+ * // A threads worker: the module's default export runs in worker threads.
+ * const cpu = new Worker(new URL('./hash-handler.js', import.meta.url), { concurrency: 4 });
  * ```
- */
-export interface WorkerConstructor {
-  /** A worker that runs `handler` for each job. */
-  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
-  /** A function worker: each job's data is a function, which is called; its return value is the job's result. */
-  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
-  /**
-   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` (a URL or a
-   * file path) in worker threads through tinypool.
-   */
-  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
-  /** The prototype every worker shares, so `worker instanceof Worker` works. */
-  readonly prototype: WorkerImpl;
-}
-
-/**
- * One worker: a pool of slots, a list of bound sources and a strategy that picks which source
- * gives the next job. See {@link WorkerConstructor} for the constructor.
  *
  * @typeParam T - job data
  * @typeParam R - what the handler returns
+ * @class
  */
-export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
-/** The worker class; see {@link WorkerConstructor}. */
 export const Worker = WorkerImpl as unknown as WorkerConstructor;

@@ -2,6 +2,7 @@
  * The admin handler (SPEC 8) behind a real `node:http` server on 127.0.0.1, port 0, driven with
  * the global fetch. Every error must be JSON `{ error }` with the right status.
  */
+import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,8 +16,8 @@ const workers: Worker<any, any>[] = [];
 const gates: Gate<string>[] = [];
 
 /** Serves `registry` on 127.0.0.1 at a free port. */
-async function serve(registry: Registry): Promise<void> {
-  server = createServer(createAdminHandler(registry));
+async function serve(registry: Registry, options?: { readOnly?: boolean }): Promise<void> {
+  server = createServer(createAdminHandler(registry, options));
   await new Promise<void>((resolve, reject) => {
     server?.once('error', reject);
     server?.listen(0, '127.0.0.1', () => resolve());
@@ -28,13 +29,26 @@ async function serve(registry: Registry): Promise<void> {
 
 /** A registry with the given workers, served. */
 async function serveWorkers(...list: Worker<any, any>[]): Promise<Registry> {
+  return serveWith(undefined, ...list);
+}
+
+/** A registry with the given workers, served by a handler made with `options`. */
+async function serveWith(options: { readOnly?: boolean } | undefined, ...list: Worker<any, any>[]): Promise<Registry> {
   const registry = new Registry();
   for (const worker of list) {
     workers.push(worker);
     registry.add(worker);
   }
-  await serve(registry);
+  await serve(registry, options);
   return registry;
+}
+
+/** Closes the server, to serve again. */
+async function unserve(): Promise<void> {
+  const s = server;
+  server = undefined;
+  s?.closeAllConnections();
+  await new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
 }
 
 afterEach(async () => {
@@ -344,7 +358,7 @@ describe('PUT /workers/:name/concurrency', () => {
 });
 
 describe('paths and methods', () => {
-  it.each([['/'], ['/nope'], ['/healthz'], ['/health/extra'], ['/workers/w/unknown'], ['/workers/w/pause/now']])(
+  it.each([['/nope'], ['/healthz'], ['/metrics/extra'], ['/overview/extra'], ['/health/extra'], ['/workers/w/unknown'], ['/workers/w/pause/now']])(
     '404 JSON for the unknown path %s',
     async (path) => {
       await serveWorkers(new Worker(() => undefined, { name: 'w' }));
@@ -391,6 +405,123 @@ describe('paths and methods', () => {
     await serveWorkers(worker);
     const replies = await Promise.all(Array.from({ length: 10 }, () => call('GET', '/workers/w')));
     expect(replies.every((reply) => reply.status === 200 && reply.body.status === 'running')).toBe(true);
+    gate.finishAll();
+  });
+});
+
+describe('readOnly: true', () => {
+  const MUTATIONS: [string, string, string?][] = [
+    ['POST', '/workers/w/pause'],
+    ['POST', '/workers/w/resume'],
+    ['POST', '/workers/w/start'],
+    ['POST', '/workers/w/stop'],
+    ['PUT', '/workers/w/concurrency', '{"concurrency": 5}'],
+    ['POST', '/workers/nobody/pause'],
+    ['PUT', '/workers/nobody/concurrency', '{"concurrency": 5}'],
+  ];
+
+  it.each(MUTATIONS)('403 JSON for %s %s, and the worker is unchanged', async (method, path, body) => {
+    const { worker } = gated('w', { concurrency: 2 });
+    await serveWith({ readOnly: true }, worker);
+    const reply = await call(method, path, body);
+    expectError(reply, 403);
+    expect(reply.body.error).toMatch(/read-only/);
+    expect(worker.status).toBe('idle');
+    expect(worker.concurrency).toBe(2);
+  });
+
+  it('every other answer is the same as without it', async () => {
+    // Nothing waits: an age that grows with real time would differ between the two rounds.
+    const { worker } = gated('w', { autoRun: false, concurrency: 3 });
+    const reads: [string, string][] = [
+      ['GET', '/health'],
+      ['GET', '/workers'],
+      ['GET', '/workers/w'],
+      ['GET', '/overview'],
+      ['GET', '/workers/nobody'],
+      ['GET', '/nope'],
+      ['GET', '/workers/w/pause'], // 405: the method is wrong, whatever the mode
+      ['DELETE', '/workers/w/concurrency'],
+      ['POST', '/health'],
+    ];
+    const answers = async () => {
+      const out: unknown[] = [];
+      for (const [method, path] of reads) {
+        const reply = await call(method, path);
+        out.push([method, path, reply.status, reply.headers.get('allow'), reply.body]);
+      }
+      const metrics = await fetch(`${base}/metrics`);
+      out.push([metrics.status, metrics.headers.get('content-type'), await metrics.text()]);
+      return out;
+    };
+    const registry = new Registry().add(worker);
+    workers.push(worker);
+    await serve(registry);
+    const writable = await answers();
+    await unserve();
+    await serve(registry, { readOnly: true });
+    expect(await answers()).toEqual(writable);
+    expect(worker.status).toBe('initiated');
+  });
+
+  it('createAdminHandler checks its options', () => {
+    const registry = new Registry();
+    expect(() => createAdminHandler(registry, { readOnly: false })).not.toThrow();
+    expect(() => createAdminHandler(registry, {})).not.toThrow();
+    expect(() => createAdminHandler(registry, 'ro' as never)).toThrow(TypeError);
+    expect(() => createAdminHandler(registry, { readOnly: 1 as never })).toThrow(/"readOnly" must be true or false, got 1/);
+    expect(() => createAdminHandler(registry, { readonly: true } as never)).toThrow(/unknown field "readonly"/);
+  });
+});
+
+describe('GET / (the dashboard) and GET /overview', () => {
+  async function page(options?: { readOnly?: boolean }): Promise<{ response: Response; html: string }> {
+    await serveWith(options, new Worker(() => undefined, { name: 'w' }));
+    const response = await fetch(`${base}/`);
+    return { response, html: await response.text() };
+  }
+
+  it('one self-contained HTML page: inline style and script, allowed by hash, and requests to its own origin only', async () => {
+    const { response, html } = await page();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    // The inline script and style are allowed by their hashes: the browser runs exactly these.
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1] as string);
+    const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1] as string);
+    expect(scripts.length).toBe(1);
+    expect(styles.length).toBe(1);
+    const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    expect(csp).toContain(`script-src ${hash(scripts[0] as string)}`);
+    expect(csp).toContain(`style-src ${hash(styles[0] as string)}`);
+    // Nothing to load from elsewhere: no src or href attribute, no absolute URL but SVG's namespace.
+    expect(html).not.toMatch(/\s(src|href)=/);
+    const urls = [...html.matchAll(/[a-z]+:\/\/[^\s"']*/g)].map((m) => m[0]);
+    expect(new Set(urls)).toEqual(new Set(['http://www.w3.org/2000/svg']));
+    expect(html).not.toMatch(/fetch\("\//); // relative requests: it works mounted under a prefix
+  });
+
+  it('says whether it is read-only; a HEAD or POST is 405', async () => {
+    expect((await page()).html).toContain('data-read-only="false"');
+    await unserve();
+    expect((await page({ readOnly: true })).html).toContain('data-read-only="true"');
+    expectError(await call('POST', '/'), 405);
+  });
+
+  it('/overview lists every worker in order with its summary and stats', async () => {
+    const { gate, worker, queue } = gated('mailer', { concurrency: Infinity });
+    queue.add('a');
+    await flushMicrotasks();
+    await serveWorkers(worker, new Worker(() => undefined, { name: '__proto__', autoRun: false }));
+    const reply = await call('GET', '/overview');
+    expect(reply.status).toBe(200);
+    expect(reply.body.workers.map((w: { name: string }) => w.name)).toEqual(['mailer', '__proto__']);
+    expect(reply.body.workers[0]).toMatchObject({ name: 'mailer', status: 'running', concurrency: 'Infinity', health: { status: 'healthy' } });
+    expect(reply.body.workers[0].stats.sources.jobs).toMatchObject({ running: 1, counters: { started: 1 } });
+    expect(reply.body.workers[1].stats.status).toBe('initiated');
     gate.finishAll();
   });
 });

@@ -13,7 +13,18 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
-import { Queue, Registry, Strategy, Topic, Worker, setDefaultStrategy, type Picker, type SourceView } from '../src/index.js';
+import {
+  createAdminHandler,
+  Queue,
+  Registry,
+  Strategy,
+  Topic,
+  Worker,
+  setDefaultStrategy,
+  type Job,
+  type Picker,
+  type SourceView,
+} from '../src/index.js';
 
 // ---------------------------------------------------------------- reading the table
 
@@ -396,6 +407,8 @@ const cases: Record<string, Case | (() => unknown)> = {
   "queue.add(data, options) | `runAt: new Date('x')` (invalid date)": add({ runAt: new Date('x') }),
   'queue.add(data, options) | `delay: 10, runAt: Date.now()`': add({ delay: 10, runAt: Date.now() }),
   'queue.add(data, options) | `id: 7`': add({ id: 7 }),
+  "queue.add(data, options) | `id: ''`": add({ id: '' }),
+  "queue.add(data, options) | `id: '42'` (a decimal integer: the form of generated ids)": add({ id: '42' }),
   'queue.add(data, options) | `signal: {}`': add({ signal: {} }),
   'queue.add(data, options) | `timeout: 0`': add({ timeout: 0 }),
   'queue.add(data, options) | `timeout: 30 * 86_400_000` (30 days)': add({ timeout: 30 * 86_400_000 }),
@@ -454,6 +467,7 @@ const cases: Record<string, Case | (() => unknown)> = {
       .bindQueue({ keys: {} })
       .purge(bad<never>({ kee: 'a' })),
   "queue.addAll(data, options) | data `'abc'` (not an array)": () => queue().addAll(bad<unknown[]>('abc')),
+  "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], { id: 'batch' }),
   'pq.add(data, priority) | priority `NaN`': () => priorityQueue().add(1, NaN),
   'pq.add(data, priority) | priority missing': () => {
     const pq = priorityQueue();
@@ -572,6 +586,34 @@ const cases: Record<string, Case | (() => unknown)> = {
     ({ a, entry }) => a.redrive(entry),
   ),
   'worker.redrive(entry) | `{}`': () => new Worker(noop, { name: 'a' }).redrive(bad<never>({})),
+  "worker.redrive(entry) | an entry whose id `'job-1'` is in use again in its source (a waiting job added since)": after(
+    async () => {
+      const a = new Worker<number, unknown>(boom, { name: 'a' });
+      const jobs = a.bindQueue({ name: 'jobs' });
+      jobs.add(1, { id: 'job-1' });
+      await flushMicrotasks();
+      const entry = a.deadLetters[0];
+      if (entry === undefined) throw new Error('set-up failed: no dead letter');
+      a.pause();
+      jobs.add(2, { id: 'job-1' });
+      return { a, entry };
+    },
+    ({ a, entry }) => a.redrive(entry),
+  ),
+  'job.updateProgress(value) | `undefined`, while the job runs': after(
+    async () => {
+      let running: Job<number> | undefined;
+      const worker = new Worker<number, unknown>((job) => {
+        running = job;
+        return new Promise(() => undefined);
+      });
+      worker.bindQueue().add(1);
+      await flushMicrotasks();
+      if (running === undefined) throw new Error('set-up failed: the job did not start');
+      return running;
+    },
+    (job: Job<number>) => job.updateProgress(bad<number>(undefined)),
+  ),
   'worker.redrive(entry) | an entry whose source was closed since': after(
     async () => {
       const context = await deadLetter();
@@ -592,6 +634,12 @@ const cases: Record<string, Case | (() => unknown)> = {
   "registry.shutdown(options) | `timeout: '10s'`": () => new Registry().shutdown({ timeout: bad<number>('10s') }),
   'registry.shutdown(options) | `timeout: 2 ** 31`': () => new Registry().shutdown({ timeout: 2 ** 31 }),
   'registry.shutdown(options) | options `1000`': () => new Registry().shutdown(bad<never>(1000)),
+
+  // admin
+  'createAdminHandler(registry, options) | options `true`': () => createAdminHandler(new Registry(), bad<never>(true)),
+  'createAdminHandler(registry, options) | `readonly: true` (a misspelt option)': () =>
+    createAdminHandler(new Registry(), bad<never>({ readonly: true })),
+  "createAdminHandler(registry, options) | `readOnly: 'yes'`": () => createAdminHandler(new Registry(), { readOnly: bad<boolean>('yes') }),
 
   // failures of running jobs
   'queue.add(data) | data `42` on a function worker (not a function)': () => new Worker<unknown>().bindQueue().add(bad<() => unknown>(42)).result(),

@@ -16,7 +16,7 @@ import {
   type TrackedJob,
   type WorkerEvents,
 } from '../src/index.js';
-import { Gate, flushMicrotasks } from './helpers.js';
+import { Gate, captureWarnings, flushMicrotasks } from './helpers.js';
 
 type Call = [event: string, ...args: unknown[]];
 
@@ -300,11 +300,9 @@ describe('a listener that throws', () => {
   });
 
   it('with no "error" listener becomes a process warning, never an uncaught exception', async () => {
-    const warnings: Error[] = [];
+    const { warnings, stop } = captureWarnings();
     const escaped: unknown[] = [];
-    const onWarning = (warning: Error): void => void warnings.push(warning);
     const onEscape = (error: unknown): void => void escaped.push(error);
-    process.on('warning', onWarning);
     process.on('uncaughtException', onEscape);
     try {
       const worker = new Worker<number, number>((job) => job.data, { name: 'noisy' });
@@ -316,14 +314,14 @@ describe('a listener that throws', () => {
       await worker.waitUntilIdle();
       await new Promise<void>((resolve) => setImmediate(resolve)); // warnings are emitted on nextTick
       expect(warnings).toHaveLength(1);
-      const warning = warnings[0] as Error & { detail?: string };
+      const warning = warnings[0]!;
       expect(warning.name).toBe('QmuxWarning');
       expect(warning.message).toBe('Error: completed listener bug');
       expect(warning.detail).toContain('worker "noisy": a listener of the "completed" event threw; listen to its "error" event to handle this.');
       expect(warning.detail).toContain(bug.stack);
       expect(escaped).toEqual([]);
     } finally {
-      process.off('warning', onWarning);
+      stop();
       process.off('uncaughtException', onEscape);
     }
   });

@@ -226,6 +226,16 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toContain('server closed, workers stopped');
     },
   },
+  'dashboard.ts': {
+    args: ['--for', '2'],
+    check: (out) => {
+      expect(out).toMatch(/^dashboard at http:\/\/127\.0\.0\.1:\d+\/$/m);
+      expect(out).toMatch(/^metrics at http:\/\/127\.0\.0\.1:\d+\/metrics$/m);
+      expect(out).toContain('qmux_jobs_started_total{worker="mailer",source="transactional"}');
+      expect(out).toContain('qmux_worker_status{worker="reports",status="paused"}');
+      expect(out).toContain('shut down');
+    },
+  },
   'stats.ts': {
     check: (out) => {
       expect(out).toContain('counters: added 104, started 113, succeeded 104, failed 0, retried 9, dead 0, cancelled 0');
@@ -235,6 +245,22 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toContain('registry.stats() has: api');
       // The batch queue starves behind the interactive one: its oldest due job shows an age.
       expect(out).toMatch(/\s\d+ms\s+\d+\n/);
+    },
+  },
+  'progress.ts': {
+    check: (out) => {
+      // Not a TTY here: one line per report, each job's in order, up to its total.
+      for (const [file, total] of [
+        ['a.bin', 4],
+        ['b.bin', 6],
+        ['c.bin', 3],
+        ['d.bin', 5],
+      ] as const) {
+        const reports = out.match(new RegExp(`^${file.replace('.', '\\.')} +[#.]+ +(\\d+)/${total}$`, 'gm')) ?? [];
+        expect(reports.map((line) => Number(/(\d+)\//.exec(line)?.[1]))).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+        expect(out).toContain(`${file}: ${total} chunks`);
+        expect(out).toContain(`${file} handle.progress: ${total}/${total}, status succeeded`);
+      }
     },
   },
   'cli-throttle.ts': {

@@ -161,8 +161,8 @@ interface SeedWorker {
 }
 
 /**
- * Binds and fills the queues of the seed programs (seeds/varmq-strategies.md): alerts, reports,
- * emails with 2, 1 and 3 jobs. `ranked` gives alerts priority 1 and reports 2 and fills the
+ * Binds and fills the queues of the seed programs (varmq's Go strategy examples, the seed case of
+ * README "Strategies"): alerts, reports, emails with 2, 1 and 3 jobs. `ranked` gives alerts priority 1 and reports 2 and fills the
  * lowest-ranked queue first, as the Priority program does; otherwise bind order ranks them.
  */
 export function fillSeedQueues(worker: SeedWorker, ranked: boolean): void {
@@ -192,3 +192,24 @@ export const SEED_ORDERS: readonly { strategy: 'Priority' | 'RoundRobin' | 'MaxL
   { strategy: 'MaxLen', ranked: false, order: ['email', 'alert', 'email', 'alert', 'report', 'email'] },
   { strategy: 'MinLen', ranked: false, order: ['report', 'alert', 'alert', 'email', 'email', 'email'] },
 ];
+
+/**
+ * Collects the process warnings emitted until `stop()`, and keeps Node from printing them: a
+ * test that expects a warning (a QmuxWarning for a fault nobody listens to) takes the process's
+ * own 'warning' listeners (Node's printer among them) off while it runs, so `npm test` shows no
+ * warning that is in fact a pass. `stop()` puts them back.
+ */
+export function captureWarnings(): { warnings: (Error & { detail?: string })[]; stop(): void } {
+  const warnings: (Error & { detail?: string })[] = [];
+  const others = process.listeners('warning');
+  const collect = (warning: Error): void => void warnings.push(warning);
+  process.removeAllListeners('warning');
+  process.on('warning', collect);
+  return {
+    warnings,
+    stop() {
+      process.off('warning', collect);
+      for (const listener of others) process.on('warning', listener);
+    },
+  };
+}

@@ -1,24 +1,234 @@
 /**
- * The package as a user gets it: test/fixtures/consumer/consumer.ts imports 'qmux' by name (the
- * package's own "exports", so the built dist/ and its declarations) and is compiled strictly with
- * skipLibCheck off. A declaration that refers to something stripped from dist/, or a wrong use
- * that compiles (each is marked @ts-expect-error there), fails this test.
+ * The package as a user gets it from the registry. The tree is copied (without node_modules,
+ * dist/ and .git: a clean checkout) into a temporary directory, `npm pack` there runs the
+ * `prepack` build and packs, and the tarball is installed with `npm install --offline` into a
+ * scratch project next to it. Then, against that installed copy only:
+ *
+ * - what it ships: dist/ with its declarations, the sources the source maps point at, the licence;
+ * - every source map (`.js.map` and `.d.ts.map`) names sources that are inside the package;
+ * - each entry point loads with `import` and with `require()` (Node >= 20.19 loads an ES module
+ *   that way), with the same exports;
+ * - the README's "In five minutes" program, saved as app.mjs and run with node, prints what the
+ *   README says it prints;
+ * - test/fixtures/consumer/consumer.ts compiles strictly with skipLibCheck off, so a declaration
+ *   that refers to something stripped from dist/ (an @internal type), or a wrong use that compiles
+ *   (each is marked @ts-expect-error there), fails.
+ *
+ * No network: the scratch project depends on the tarball and on qmux's runtime dependencies as
+ * `file:` links into this repository's node_modules (they have no dependencies of their own), and
+ * npm runs with `--offline` and an empty cache of its own in the temporary directory. The packing
+ * happens in the copy, so the repository's dist/ (which other test files use meanwhile) is never
+ * rebuilt under them.
  */
 import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSC = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
 
-describe('the published package', () => {
-  it('compiles a strict user project against dist/ declarations, rejecting the wrong uses', async () => {
-    const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      execFile(process.execPath, [TSC, '-p', 'test/fixtures/consumer'], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, output: stdout + stderr });
-      });
+/**
+ * What a user imports, and names each must export (a floor: the test also checks that `import`
+ * and `require()` agree on the full list). Add a subpath export here to have it checked the same way.
+ */
+const ENTRY_POINTS: { specifier: string; names: string[] }[] = [
+  {
+    specifier: 'qmux',
+    names: [
+      'Worker',
+      'Strategy',
+      'Registry',
+      'Queue',
+      'PriorityQueue',
+      'Topic',
+      'createAdminHandler',
+      'setDefaultStrategy',
+      'QmuxError',
+      'TimeoutError',
+    ],
+  },
+];
+
+/** Top-level entries the tarball may hold; anything else (tests, configs, benchmarks) is a packing mistake. */
+const SHIPPED = ['LICENSE', 'README.md', 'dist', 'package.json', 'src'];
+
+/** The whole setup (copy, pack with its build, install) measures 5-10 s alone; a loaded 2-core CI machine gets headroom. */
+const SETUP_TIMEOUT_MS = 120_000;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(file: string, args: string[], cwd: string, timeout = 60_000): Promise<Run> {
+  return new Promise((done) => {
+    execFile(file, args, { cwd, timeout, maxBuffer: 10 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
-    expect(result.output).toBe('');
+  });
+}
+
+/** npm itself: the one running `npm test` when there is one (its CLI script), else the `npm` on PATH. */
+function npm(args: string[], cwd: string): Promise<Run> {
+  const cli = process.env.npm_execpath;
+  return cli !== undefined && /\.[cm]?js$/.test(cli) ? run(process.execPath, [cli, ...args], cwd) : run('npm', args, cwd);
+}
+
+function expectOk(result: Run, what: string): void {
+  expect(result.code, `${what} failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** stderr less the ExperimentalWarning some Node versions print for require(esm). */
+const stderrOf = (result: Run): string =>
+  result.stderr
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !/ExperimentalWarning|--trace-warnings/.test(line))
+    .join('\n');
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** The first fenced block of `lang` after `from` in `text`, and where it ends. */
+function fenced(text: string, lang: string, from: number): { code: string; end: number } {
+  const open = text.indexOf(`\`\`\`${lang}\n`, from);
+  if (open < 0) throw new Error(`no \`\`\`${lang} block after offset ${from}`);
+  const start = open + lang.length + 4;
+  const close = text.indexOf('\n```', start);
+  return { code: text.slice(start, close + 1), end: close + 4 };
+}
+
+let work = '';
+let project = '';
+let installed = '';
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'qmux-pack-'));
+  const checkout = join(work, 'checkout');
+  const skip = new Set(['node_modules', 'dist', '.git', 'docs', 'tmp'].map((name) => join(ROOT, name)));
+  cpSync(ROOT, checkout, { recursive: true, filter: (source) => !skip.has(resolve(source)) });
+  symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
+  const cache = join(work, 'npm-cache');
+  const out = join(work, 'out');
+  mkdirSync(out);
+  expectOk(await npm(['pack', '--pack-destination', out, '--cache', cache, '--no-audit', '--no-fund'], checkout), 'npm pack');
+  const tarballs = readdirSync(out).filter((file) => file.endsWith('.tgz'));
+  expect(tarballs).toHaveLength(1);
+
+  project = join(work, 'project');
+  mkdirSync(project);
+  const dependencies: Record<string, string> = { [PKG.name]: `file:${join(out, tarballs[0]!)}` };
+  for (const name of Object.keys(PKG.dependencies)) dependencies[name] = `file:${join(ROOT, 'node_modules', name)}`;
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module', dependencies }, null, 2));
+  expectOk(await npm(['install', '--offline', '--no-audit', '--no-fund', '--cache', cache], project), 'npm install of the tarball');
+  installed = join(project, 'node_modules', PKG.name);
+}, SETUP_TIMEOUT_MS);
+
+afterAll(() => {
+  if (work !== '') rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed package, installed from its tarball', () => {
+  it('ships dist/ (built by prepack from a clean checkout), its sources and the licence, and nothing else', () => {
+    expect(readdirSync(installed).sort()).toEqual(SHIPPED);
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'src/index.ts', 'src/worker.ts']) {
+      expect(existsSync(join(installed, file)), file).toBe(true);
+    }
+    expect(existsSync(join(installed, 'src', 'tsconfig.json'))).toBe(false);
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it("has every source map's sources inside the package", () => {
+    const maps = filesUnder(join(installed, 'dist')).filter((file) => file.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    expect(maps.some((file) => file.endsWith('.d.ts.map'))).toBe(true);
+    for (const map of maps) {
+      const { sources, sourceRoot = '' } = JSON.parse(readFileSync(map, 'utf8')) as { sources: string[]; sourceRoot?: string };
+      expect(sources.length, map).toBeGreaterThan(0);
+      for (const source of sources) {
+        const target = resolve(dirname(map), sourceRoot, source);
+        const inside = relative(installed, target);
+        expect(inside.startsWith(`..${sep}`) || inside === '..', `${relative(installed, map)} -> ${source}`).toBe(false);
+        expect(existsSync(target), `${relative(installed, map)} -> ${source}`).toBe(true);
+      }
+    }
+  });
+
+  it.each(ENTRY_POINTS)('$specifier loads with import and with require(), with the same exports', async ({ specifier, names }) => {
+    const list = 'console.log(JSON.stringify(Object.keys(m).sort()))';
+    writeFileSync(join(project, 'esm.mjs'), `import * as m from ${JSON.stringify(specifier)};\n${list};\n`);
+    writeFileSync(join(project, 'cjs.cjs'), `const m = require(${JSON.stringify(specifier)});\n${list};\n`);
+    const esm = await run(process.execPath, ['esm.mjs'], project);
+    const cjs = await run(process.execPath, ['cjs.cjs'], project);
+    expectOk(esm, 'import');
+    expectOk(cjs, 'require');
+    expect(stderrOf(esm)).toBe('');
+    expect(stderrOf(cjs)).toBe('');
+    const exported = JSON.parse(esm.stdout) as string[];
+    expect(exported).toEqual(expect.arrayContaining(names));
+    expect(JSON.parse(cjs.stdout)).toEqual(exported);
+  });
+
+  it('runs a worker from require(), as a CommonJS user would', async () => {
+    writeFileSync(
+      join(project, 'worker.cjs'),
+      [
+        "const { Worker, Strategy } = require('qmux');",
+        "const worker = new Worker((job) => job.source + ':' + job.data, { concurrency: 1, strategy: Strategy.RoundRobin });",
+        "const a = worker.bindQueue({ name: 'a' });",
+        "const b = worker.bindQueue({ name: 'b' });",
+        'const done = [];',
+        "worker.on('completed', (_job, result) => done.push(result));",
+        'a.addAll([1, 2]);',
+        'b.add(3);',
+        "worker.waitUntilIdle().then(() => console.log(done.join(' ')));",
+        '',
+      ].join('\n'),
+    );
+    const result = await run(process.execPath, ['worker.cjs'], project);
+    expectOk(result, 'worker.cjs');
+    expect(result.stdout).toBe('a:1 b:3 a:2\n');
+  });
+
+  it('runs the README\'s "In five minutes" program and prints what the README shows', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.indexOf('\n## In five minutes\n');
+    expect(section).toBeGreaterThan(0);
+    const program = fenced(readme, 'js', section);
+    const output = fenced(readme, 'text', program.end);
+    expect(readme.indexOf('\n## ', section + 1)).toBeGreaterThan(output.end); // both inside the section
+    writeFileSync(join(project, 'app.mjs'), program.code);
+    const result = await run(process.execPath, ['app.mjs'], project);
+    expectOk(result, 'app.mjs');
+    expect(result.stdout).toBe(output.code);
+  });
+
+  it('type-checks a strict user project against the installed declarations, rejecting the wrong uses', async () => {
+    const consumer = join(ROOT, 'test', 'fixtures', 'consumer');
+    cpSync(join(consumer, 'consumer.ts'), join(project, 'consumer.ts'));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        // The fixture's options (strict, skipLibCheck off); @types/node from this repository.
+        extends: join(consumer, 'tsconfig.json'),
+        compilerOptions: { typeRoots: [join(ROOT, 'node_modules', '@types')] },
+        files: ['consumer.ts'],
+      }),
+    );
+    const result = await run(process.execPath, [TSC, '-p', 'tsconfig.json', '--listFiles'], project);
+    // --listFiles prints the program's files, one absolute path a line; anything else is a diagnostic.
+    const lines = result.stdout.split('\n').filter((line) => line !== '');
+    expect(lines.filter((line) => !line.startsWith(sep)).join('\n') + result.stderr).toBe('');
     expect(result.code).toBe(0);
-  }, 70_000);
+    // The declarations come from the installed package, not from this repository's dist/.
+    expect(lines).toContain(join(installed, 'dist', 'index.d.ts'));
+    expect(lines.filter((line) => line.startsWith(join(ROOT, 'dist')))).toEqual([]);
+  });
 });

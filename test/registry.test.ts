@@ -307,4 +307,21 @@ describe('shutdown()', () => {
     await first;
     expect(result.value).toEqual({ stopped: ['w'], unfinished: [] });
   });
+
+  it.each([
+    [{ timeout: -1 }, RangeError],
+    [{ timeout: Infinity }, RangeError],
+    [{ timeout: '5' }, TypeError],
+    ['soon', TypeError],
+  ])('rejects on bad options %j (%o), before stopping anything', async (options, type) => {
+    const worker = makeWorker('w');
+    const registry = new Registry().add(worker);
+    worker.bindQueue().add({ name: 'job', ms: 100 });
+    await flushMicrotasks();
+    const shutdown = registry.shutdown(options as never);
+    await expect(shutdown).rejects.toThrow(type);
+    await expect(shutdown).rejects.toThrow(/shutdown option|shutdown options/);
+    expect(worker.status).toBe('running');
+    expect(signals.get('job')?.aborted).toBe(false);
+  });
 });

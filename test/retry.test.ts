@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QueueFullError, Strategy, Worker, type Job, type RetryOptions, type WorkerOptions } from '../src/index.js';
-import { flushMicrotasks } from './helpers.js';
+import { captureWarnings, flushMicrotasks } from './helpers.js';
 
 /**
  * Retries (SPEC 6): attempts, backoff schedules and functions, retryIf, and how a retried job
@@ -403,7 +403,8 @@ describe('backoff function', () => {
     expect(await outcome).toBeInstanceOf(AttemptError);
   });
 
-  it('a broken backoff function with nobody listening on `error` lets nothing escape to the host', async () => {
+  it('a broken backoff function with nobody listening on `error` lets nothing escape to the host: a process warning says it', async () => {
+    const { warnings, stop } = captureWarnings();
     const escaped: unknown[] = [];
     const onEscape = (error: unknown): void => void escaped.push(error);
     process.on('uncaughtException', onEscape);
@@ -426,7 +427,14 @@ describe('backoff function', () => {
       await new Promise((resolve) => setImmediate(resolve));
       await new Promise((resolve) => setImmediate(resolve));
       expect(escaped).toEqual([]);
+      expect(warnings.length).toBeGreaterThan(0);
+      for (const warning of warnings) {
+        expect(warning.name).toBe('QmuxWarning');
+        expect(warning.message).toBe('Error: nope');
+        expect(warning.detail).toContain('a retry hook (retryIf or backoff) threw; listen to its "error" event to handle this.');
+      }
     } finally {
+      stop();
       process.off('uncaughtException', onEscape);
       process.off('unhandledRejection', onEscape);
     }

@@ -36,6 +36,7 @@ function expectTiming(timing: TimingStats, expected: Omit<TimingStats, 'count'> 
   expectNear(timing.p90, expected.p90);
   expectNear(timing.p99, expected.p99);
   expectNear(timing.max, expected.max);
+  expectNear(timing.sum, expected.sum);
 }
 
 describe('counters', () => {
@@ -50,7 +51,7 @@ describe('counters', () => {
       { concurrency: 1, autoRun: false, retry: { attempts: 2, backoff: { type: 'fixed', delay: 100 } } },
     );
     const q = worker.bindQueue({ name: 'q' });
-    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, deduplicated: 0 };
     expect(worker.stats().counters).toEqual(zero);
 
     q.add('ok 1');
@@ -78,6 +79,7 @@ describe('counters', () => {
       retried: 2,
       dead: 2,
       cancelled: 1,
+      deduplicated: 0,
     });
     expect(worker.deadLetters.map((entry) => entry.data)).toEqual(['fails, no retry', 'always fails']);
   });
@@ -162,13 +164,55 @@ describe('per-source numbers', () => {
     expect(Object.keys(stats.sources)).toEqual(['a', 'b', 'empty']);
     expect(stats.sources.a).toMatchObject({ waiting: 3, due: 2, delayed: 1, running: 2 });
     expect(stats.sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
-    expect(stats.sources.empty).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, oldestDueAgeMs: null });
+    expect(stats.sources.empty).toMatchObject({ waiting: 0, due: 0, delayed: 0, running: 0, oldestDueAgeMs: null });
     expect(a.length).toBe(3);
 
     gate.finishAll();
     await vi.advanceTimersByTimeAsync(0);
     expect(worker.stats().sources.a).toMatchObject({ waiting: 1, due: 0, delayed: 1, running: 2 });
     expect(worker.stats().sources.b).toMatchObject({ waiting: 2, due: 1, delayed: 1, running: 0 });
+  });
+
+  it("counters and timings per source add up to the worker's, each counted where its job belongs", async () => {
+    const worker = new Worker<number, void>(
+      async (job: Job<number>) => {
+        await sleep(Math.abs(job.data));
+        if (job.data < 0 && job.attempt === 1) throw new Error('once');
+      },
+      { concurrency: Infinity, autoRun: false, retry: { attempts: 2, backoff: { type: 'fixed', delay: 10 } } },
+    );
+    const fast = worker.bindQueue({ name: 'fast' });
+    const slow = worker.bindQueue({ name: 'slow' });
+    const idle = worker.bindQueue({ name: 'idle' });
+    // One job in 8 is timed, by add order: exactly one of each batch of 8. They all wait 50 ms.
+    for (let i = 0; i < 8; i++) fast.add(10);
+    for (let i = 0; i < 8; i++) slow.add(-100); // each fails once, then runs again
+    slow.add(5).cancel();
+    fast.add(5, { signal: AbortSignal.abort() });
+    await vi.advanceTimersByTimeAsync(50);
+    worker.start();
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    const stats = worker.stats();
+    const zero = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, deduplicated: 0 };
+    expect(stats.sources.fast?.counters).toEqual({ ...zero, added: 9, started: 8, succeeded: 8, cancelled: 1 });
+    expect(stats.sources.slow?.counters).toEqual({ ...zero, added: 9, started: 16, succeeded: 8, retried: 8, cancelled: 1 });
+    expect(stats.sources.idle?.counters).toEqual(zero);
+    for (const field of Object.keys(stats.counters) as (keyof typeof stats.counters)[]) {
+      const sum = Object.values(stats.sources).reduce((total, s) => total + s.counters[field], 0);
+      expect(sum, field).toBe(stats.counters[field]);
+    }
+    const none = { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 };
+    expectTiming(stats.sources.fast?.waitTime as TimingStats, { count: 1, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 50 });
+    expectTiming(stats.sources.slow?.waitTime as TimingStats, { count: 1, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 50 });
+    expectTiming(stats.sources.fast?.runTime as TimingStats, { count: 1, mean: 10, p50: 10, p90: 10, p99: 10, max: 10, sum: 10 });
+    // Slow's timed job ran twice: its failed attempt and its retry.
+    expectTiming(stats.sources.slow?.runTime as TimingStats, { count: 2, mean: 100, p50: 100, p90: 100, p99: 100, max: 100, sum: 200 });
+    expect(stats.sources.idle?.waitTime).toEqual(none);
+    expect(stats.sources.idle?.runTime).toEqual(none);
+    expectTiming(stats.runTime, { count: 3, mean: 70, p50: 100, p90: 100, p99: 100, max: 100, sum: 210 });
+    expectTiming(stats.waitTime, { count: 2, mean: 50, p50: 50, p90: 50, p99: 50, max: 50, sum: 100 });
+    expect(idle.length).toBe(0);
   });
 
   it('a delayed job whose due time has passed counts as due, not delayed, while every slot is busy (SPEC 3 words)', async () => {
@@ -278,19 +322,45 @@ describe('wait and run time percentiles', () => {
   it('reflect known virtual durations, sampled one job in sampleEvery', async () => {
     const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity });
     const q = worker.bindQueue();
-    expectTiming(worker.stats().waitTime, { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
+    expectTiming(worker.stats().waitTime, { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 });
 
     await batch(worker, q, 64, 250, 40);
     const every = worker.stats().sampleEvery;
-    expectTiming(worker.stats().waitTime, { count: 64 / every, mean: 250, p50: 250, p90: 250, p99: 250, max: 250 });
-    expectTiming(worker.stats().runTime, { count: 64 / every, mean: 40, p50: 40, p90: 40, p99: 40, max: 40 });
+    expectTiming(worker.stats().waitTime, { count: 64 / every, mean: 250, p50: 250, p90: 250, p99: 250, max: 250, sum: 250 * (64 / every) });
+    expectTiming(worker.stats().runTime, { count: 64 / every, mean: 40, p50: 40, p90: 40, p99: 40, max: 40, sum: 40 * (64 / every) });
 
     // Half as many again, waiting 1000 ms and running 400 ms: the median stays with the first
     // batch, the 90th percentile moves to the second.
     await batch(worker, q, 32, 1000, 400);
     const count = 96 / every;
-    expectTiming(worker.stats().waitTime, { count, mean: (8 * 250 + 4 * 1000) / 12, p50: 250, p90: 1000, p99: 1000, max: 1000 });
-    expectTiming(worker.stats().runTime, { count, mean: (8 * 40 + 4 * 400) / 12, p50: 40, p90: 400, p99: 400, max: 400 });
+    expectTiming(worker.stats().waitTime, {
+      count,
+      mean: (8 * 250 + 4 * 1000) / 12,
+      p50: 250,
+      p90: 1000,
+      p99: 1000,
+      max: 1000,
+      sum: 8 * 250 + 4 * 1000,
+    });
+    expectTiming(worker.stats().runTime, { count, mean: (8 * 40 + 4 * 400) / 12, p50: 40, p90: 400, p99: 400, max: 400, sum: 8 * 40 + 4 * 400 });
+    // Its one source's timings (kept another way, see LogTiming) say the same.
+    const stats = worker.stats();
+    const source = Object.values(stats.sources)[0];
+    expectTiming(source?.waitTime as TimingStats, stats.waitTime);
+    expectTiming(source?.runTime as TimingStats, stats.runTime);
+  });
+
+  it("a source's percentiles over spread-out run times agree with the worker's", async () => {
+    const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity, autoRun: false });
+    const q = worker.bindQueue({ name: 'spread' });
+    for (let i = 1; i <= 800; i++) q.add((i * 7919) % 997); // 0..996 ms, shuffled
+    worker.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    await worker.waitUntilIdle();
+    const stats = worker.stats();
+    expect(stats.runTime.count).toBe(100);
+    expectTiming(stats.sources.spread?.runTime as TimingStats, stats.runTime);
+    expect(stats.runTime.p90).toBeGreaterThan(stats.runTime.p50);
   });
 
   it('the wait of a delayed job counts from its due time, and a retry adds no wait sample', async () => {

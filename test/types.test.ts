@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  createAdminHandler,
   type InvariantError,
   QueueFullError,
   Registry,
@@ -13,7 +14,9 @@ import {
   type AddOptions,
   type Job,
   type JobHandle,
+  type JobProgress,
   type Queue,
+  type Task,
   type WorkerHealth,
   type WorkerStatus,
 } from '../src/index.js';
@@ -86,6 +89,53 @@ function typeChecks(): void {
   if (health.status === 'degraded') assertType<Equal<typeof health.reason, string>>();
   if (health.status === 'healthy') assertType<Equal<typeof health.error, undefined>>();
   assertType<Equal<ReturnType<typeof strings.stats>['status'], WorkerStatus>>();
+
+  // The admin handler's options, and what metrics() returns.
+  createAdminHandler(registry, { readOnly: true });
+  // @ts-expect-error readOnly is a boolean
+  createAdminHandler(registry, { readOnly: 'yes' });
+  // @ts-expect-error a misspelt option
+  createAdminHandler(registry, { readonly: true });
+  assertType<Equal<ReturnType<typeof registry.metrics>, string>>();
+  assertType<Equal<ReturnType<typeof strings.stats>['sources'][string]['counters'], ReturnType<typeof strings.stats>['counters']>>();
+  // Listeners are typed by the event: the job's data and result types reach them.
+  strings.on('completed', (job, result) => {
+    assertType<Equal<typeof job.data, string>>();
+    assertType<Equal<typeof result, number>>();
+  });
+  strings.once('retrying', (_job, _error, delayMs) => assertType<Equal<typeof delayMs, number>>());
+  // @ts-expect-error this worker's results are numbers
+  strings.on('completed', (_job, _result: string) => {});
+  // @ts-expect-error no such event
+  strings.on('finished', () => {});
+  // @ts-expect-error 'idle' has no arguments
+  strings.off('idle', (_job: unknown) => {});
+  // A function worker's data type is the task, its result type the task's.
+  const numbers = new Worker<number>({ autoRun: false });
+  assertType<Equal<typeof numbers, Worker<Task<number>, number>>>();
+  // Progress: a report is a value, never undefined; the handle and the event carry it.
+  new Worker(async (job: Job<string>) => {
+    job.updateProgress(50);
+    job.updateProgress({ done: 1, total: 2 });
+    // @ts-expect-error undefined is not a report
+    job.updateProgress(undefined);
+  });
+  assertType<Equal<JobHandle<number>['progress'], JobProgress | undefined>>();
+  strings.on('progress', (job, value) => {
+    assertType<Equal<typeof value, JobProgress>>();
+    assertType<Equal<typeof job.data, string>>();
+  });
+
+  // A function worker calls each job's function with its Job; one without a parameter works too.
+  const limit = new Worker<string>({ autoRun: false });
+  const tasks = limit.bindQueue();
+  tasks.add((job) => {
+    job.updateProgress(1);
+    return job.signal.aborted ? 'aborted' : job.id;
+  });
+  tasks.add(() => 'no parameter');
+  // @ts-expect-error the function's result must be the worker's result type
+  tasks.add((job) => job.attempt);
 }
 
 describe('public types', () => {

@@ -1,9 +1,10 @@
 import { DeadLetterStore } from '../dead-letters.js';
 import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
-import { CancelReason, State, UNTIMED, type JobRecord } from '../job.js';
+import { claimId, releaseId } from '../job-ids.js';
+import { CancelReason, State, UNTIMED, type JobProgress, type JobRecord } from '../job.js';
 import type { Source } from '../source.js';
 import type { Picker } from '../strategies/strategy.js';
-import type { WorkerCounters } from '../stats.js';
+import { type WorkerCounters, zeroCounters } from '../stats.js';
 import { Deadline, Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
@@ -36,7 +37,7 @@ export interface Origin {
  * {@link outbox}, and the shell acts on it (settles promises, aborts signals, emits events)
  * once the transition is complete.
  *
- * It is the only writer of a job's state, the worker's phase and these counters. Every
+ * It is the only writer of a job's state, the worker's phase and these counters (and its sources'). Every
  * invariant of SPEC 8 is checked here, in every build; a broken one throws
  * {@link InvariantError}, and the shell halts the worker.
  *
@@ -47,7 +48,7 @@ export class Core {
   readonly outbox = new Outbox();
   /** Job timeouts: the running attempts' deadlines. */
   readonly deadlines = new Deadlines();
-  readonly counters: WorkerCounters = { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0 };
+  readonly counters: WorkerCounters = zeroCounters();
   readonly deadLetters: DeadLetterStore<unknown>;
   /** Names of the bound sources: unique within the worker, free again once a source leaves the list. */
   readonly names = new Set<string>();
@@ -161,9 +162,16 @@ export class Core {
 
   // ---------------------------------------------------------------- jobs arrive
 
-  /** A job was made by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
-  created(): void {
+  /** A job was made for `source` by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
+  created(source: Source): void {
     this.counters.added++;
+    source.counters.added++;
+  }
+
+  /** An add to `source` found its id in use there and returned the existing job instead. */
+  deduplicate(source: Source): void {
+    this.counters.deduplicated++;
+    source.counters.deduplicated++;
   }
 
   /**
@@ -176,7 +184,11 @@ export class Core {
     const delayed = runAt !== undefined && runAt > now;
     job.dueAt = delayed ? runAt : now;
     if (job.dueAt !== UNTIMED) source.timed++;
-    if (job.ext?.timeout !== undefined) this.#timedOutable++;
+    const ext = job.ext;
+    if (ext !== undefined) {
+      if (ext.timeout !== undefined) this.#timedOutable++;
+      if (ext.id !== undefined) claimId(job, ext.id);
+    }
     this.waiting++;
     if (delayed) {
       job.state = State.Delayed;
@@ -195,6 +207,7 @@ export class Core {
   hold(job: JobRecord, blocker: JobRecord): void {
     const ext = job.extras();
     ext.held = true;
+    if (ext.id !== undefined) claimId(job, ext.id); // taken over from the blocker, if it is the same id
     blocker.extras().successor = job;
     (job.home.held ??= new Set()).add(job);
     this.waiting++;
@@ -204,6 +217,7 @@ export class Core {
   cancelAtAdd(job: JobRecord, reason: unknown): void {
     this.#settleCancelled(job, reason, false);
     this.counters.cancelled++;
+    job.home.counters.cancelled++;
     this.outbox.record(Note.Cancelled, job, undefined, 0);
   }
 
@@ -259,6 +273,7 @@ export class Core {
     job.beginAttempt();
     this.slotsInUse++;
     this.counters.started++;
+    source.counters.started++;
     const own = job.ext?.timeout;
     if (own !== undefined) this.#timedOutable--;
     const timeout = own ?? this.#timeout;
@@ -296,6 +311,7 @@ export class Core {
         job.state = State.Succeeded;
         job.value = value;
         this.counters.succeeded++;
+        job.home.counters.succeeded++;
         completed = true;
       }
     }
@@ -363,6 +379,7 @@ export class Core {
     this.waiting++;
     this.delayed++;
     this.counters.retried++;
+    source.counters.retried++;
     this.outbox.record(Note.Retrying, job, error, delay);
   }
 
@@ -371,6 +388,7 @@ export class Core {
     job.value = error;
     this.counters.failed++;
     const source = job.home;
+    source.counters.failed++;
     const origin: Origin = { job, source, priority: job.priority };
     const entry: { id: string; data: unknown; source: string; error: unknown; attempts: number; failedAt: Date; key?: string } = {
       id: job.id,
@@ -382,7 +400,10 @@ export class Core {
     };
     if (job.key !== undefined) entry.key = job.key;
     const kept = this.deadLetters.add(entry, origin);
-    if (kept) this.counters.dead++;
+    if (kept) {
+      this.counters.dead++;
+      source.counters.dead++;
+    }
     this.outbox.record(Note.Failed, job, error, kept ? 1 : 0);
   }
 
@@ -399,10 +420,14 @@ export class Core {
         `slots in use went negative (worker ${this.slotsInUse}, source "${source.name}" ${source.running})`,
       );
     }
-    const successor = job.ext?.successor;
-    if (successor !== undefined) {
-      (job.ext as NonNullable<JobRecord['ext']>).successor = undefined;
-      this.#admitHeld(successor, now);
+    const ext = job.ext;
+    if (ext !== undefined) {
+      if (job.state >= State.Succeeded) releaseId(job); // settled, and now no attempt runs
+      const successor = ext.successor;
+      if (successor !== undefined) {
+        ext.successor = undefined;
+        this.#admitHeld(successor, now);
+      }
     }
     // After the held successor joined: its key (the same) stays active instead of being forgotten.
     if (source.keys !== undefined) source.keys.finished(job);
@@ -431,6 +456,19 @@ export class Core {
   /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
   resumeKey(source: Source, name: string): boolean {
     return source.keys?.resume(name) === true;
+  }
+
+  // ---------------------------------------------------------------- progress
+
+  /**
+   * The handler of `job` reported `value`: recorded as the job's latest progress if an attempt of
+   * it is running and it has not settled. Returns whether it was (the shell then emits
+   * `progress`); a late report changes nothing.
+   */
+  progress(job: JobRecord, value: JobProgress): boolean {
+    if (job.state !== State.Running || !job.inFlight) return false;
+    job.extras().progress = value;
+    return true;
   }
 
   // ---------------------------------------------------------------- cancellation
@@ -465,7 +503,9 @@ export class Core {
       source.forget(job);
       this.#shrunk(source);
     }
+    if (!running) releaseId(job); // a running one keeps its id until its handler returns
     this.counters.cancelled++;
+    source.counters.cancelled++;
     this.outbox.record(Note.Cancelled, job, undefined, running ? 1 : 0);
     return true;
   }
@@ -511,8 +551,12 @@ export class Core {
       if (held.size === 0) source.held = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
-    for (const job of jobs) this.#settleCancelled(job, undefined, false);
+    for (const job of jobs) {
+      this.#settleCancelled(job, undefined, false);
+      releaseId(job);
+    }
     this.counters.cancelled += jobs.length;
+    source.counters.cancelled += jobs.length;
     for (const job of jobs) this.outbox.record(Note.Cancelled, job, undefined, 0);
     this.#shrunk(source);
     return jobs.length;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { threadId } from 'node:worker_threads';
+import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { Tinypool } from 'tinypool';
 
 /** What the main thread sends for each task. */
@@ -17,6 +17,17 @@ export interface ThreadTask {
   key: string | undefined;
   /** The abort-table cell of this task: where to say which thread runs it (see `ThreadPool.abort`). */
   cell: number;
+  /** The job's `seq`: tells this task's progress reports from those of an earlier task of the cell. */
+  seq: number;
+}
+
+/** One `ctx.updateProgress` call, as it crosses to the main thread. @internal */
+export interface ProgressReport {
+  cell: number;
+  seq: number;
+  /** How many reports this task has sent, this one included. */
+  n: number;
+  value: unknown;
 }
 
 /** Shared with the main thread: per cell, the id of the thread running its task, then per cell an abort flag. @internal */
@@ -24,6 +35,8 @@ export interface ThreadWorkerData {
   handler: string;
   shared: Int32Array;
   cells: number;
+  /** The name of the `BroadcastChannel` that progress reports go to. */
+  reports: string;
 }
 
 /** The second argument of a thread handler. */
@@ -36,6 +49,14 @@ export interface ThreadContext {
   source: string;
   /** The job's key in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
   key: string | undefined;
+  /**
+   * Reports progress, as `job.updateProgress` does in the main thread: the value (a number,
+   * string, boolean or object) is structured-cloned to the main thread, recorded as the handle's
+   * `progress` and emitted as `progress`. Every report made before the handler returns is
+   * recorded before the job settles; one made after is ignored. Never throws, except for
+   * `undefined` (a `TypeError`) and a value that cannot be cloned (a `DataCloneError`).
+   */
+  updateProgress(value: number | string | boolean | object): void;
 }
 
 type ThreadHandler = (data: unknown, ctx: ThreadContext) => unknown;
@@ -85,6 +106,73 @@ async function importHandler(href: string): Promise<{ default?: unknown }> {
   }
 }
 
+/** The channel reports go to, opened on this thread's first report. */
+let reports: BroadcastChannel | undefined;
+
+/** How long a finished task waits for the main thread to record its reports, at most (it always does, unless it is gone). */
+const ACK_WAIT_MS = 10_000;
+
+/** The `ctx` of one task. */
+class TaskContext implements ThreadContext {
+  readonly id: string;
+  readonly attempt: number;
+  readonly source: string;
+  readonly key: string | undefined;
+  readonly #cell: number;
+  readonly #seq: number;
+  #sent = 0;
+  #done = false;
+
+  constructor(task: ThreadTask) {
+    this.id = task.id;
+    this.attempt = task.attempt;
+    this.source = task.source;
+    this.key = task.key;
+    this.#cell = task.cell;
+    this.#seq = task.seq;
+  }
+
+  updateProgress(value: number | string | boolean | object): void {
+    if (this.#done) return;
+    if (value === undefined) {
+      throw new TypeError('qmux: ctx.updateProgress(value) needs a value (a number, string, boolean or object), got undefined');
+    }
+    if (reports === undefined) {
+      reports = new BroadcastChannel((workerData as ThreadWorkerData).reports);
+      reports.unref();
+    }
+    const report: ProgressReport = { cell: this.#cell, seq: this.#seq, n: this.#sent + 1, value };
+    reports.postMessage(report); // throws if the value cannot be cloned: then it was not sent
+    this.#sent++;
+  }
+
+  /** The handler returned: later reports are ignored; resolves once the main thread has recorded every one sent. */
+  async finish(): Promise<void> {
+    this.#done = true;
+    const sent = this.#sent;
+    if (sent === 0 || workerData === undefined) return;
+    const shared = workerData.shared;
+    const index = 2 * workerData.cells + this.#cell;
+    const deadline = Date.now() + ACK_WAIT_MS;
+    for (let acked = Atomics.load(shared, index); acked < sent; acked = Atomics.load(shared, index)) {
+      const left = deadline - Date.now();
+      if (left <= 0) return;
+      const wait = (Atomics as unknown as AtomicsWaitAsync).waitAsync(shared, index, acked, left);
+      if (wait.async) await wait.value;
+    }
+  }
+}
+
+/** `Atomics.waitAsync` (Node >= 16), which TypeScript's ES2022 library does not declare. */
+interface AtomicsWaitAsync {
+  waitAsync(
+    array: Int32Array,
+    index: number,
+    value: number,
+    timeout: number,
+  ): { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
+}
+
 export default async function runTask(task: ThreadTask): Promise<unknown> {
   if (workerData !== undefined) {
     // Say which thread runs this cell's task, then check whether it was aborted before it got here: the
@@ -96,5 +184,10 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
   }
   handler ??= loadHandler();
   const fn = await handler;
-  return fn(task.data, { id: task.id, attempt: task.attempt, source: task.source, key: task.key });
+  const ctx = new TaskContext(task);
+  try {
+    return await fn(task.data, ctx);
+  } finally {
+    await ctx.finish();
+  }
 }

@@ -1,10 +1,11 @@
-import type { ResourceLimits, TransferListItem } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import { BroadcastChannel, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 import { kQueueOptions, Tinypool, type Task, type TaskQueue, type TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
 import * as check from '../internal/validate.js';
-import type { JobRecord } from '../job.js';
+import type { JobProgress, JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
-import type { ThreadTask, ThreadWorkerData } from './thread-entry.js';
+import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
 
 /** Options for a threads worker, passed through to tinypool. */
 export interface ThreadPoolOptions {
@@ -199,13 +200,30 @@ export class ThreadPool {
   readonly #startErrors = new WeakSet<object>();
   /** Jobs whose task we took back out of tinypool's queue and cancelled, with the error they fail with. */
   readonly #takenBack = new Map<JobRecord, unknown>();
-  /** Per cell, the id of the thread running its task (0 until it starts), then per cell an abort flag. */
-  readonly #shared = new Int32Array(new SharedArrayBuffer(2 * MAX_THREADS * Int32Array.BYTES_PER_ELEMENT));
+  /**
+   * Per cell, the id of the thread running its task (0 until it starts), then per cell an abort
+   * flag, then per cell how many progress reports of its task were recorded (see `#onReport`).
+   */
+  readonly #shared = new Int32Array(new SharedArrayBuffer(3 * MAX_THREADS * Int32Array.BYTES_PER_ELEMENT));
   readonly #cellOf = new Map<JobRecord, number>();
+  /** Per cell, the job whose task it holds. */
+  readonly #jobAt: (JobRecord | undefined)[] = [];
+  readonly #onProgress: (job: JobRecord, value: JobProgress) => void;
+  /** Where threads send `ctx.updateProgress` reports; open while the pool is. */
+  #reports: BroadcastChannel | undefined = undefined;
+  readonly #reportsName = `qmux-progress-${randomUUID()}`;
+  readonly #onReport = (event: unknown): void => this.#recordReport((event as { data: ProgressReport }).data);
   readonly #freeCells: number[] = [];
   #nextCell = 0;
 
-  constructor(handlerHref: string, maxThreads: number, options: ThreadPoolOptions, onPoolError: (error: unknown) => void) {
+  constructor(
+    handlerHref: string,
+    maxThreads: number,
+    options: ThreadPoolOptions,
+    onPoolError: (error: unknown) => void,
+    onProgress: (job: JobRecord, value: JobProgress) => void,
+  ) {
+    this.#onProgress = onProgress;
     this.#handlerHref = handlerHref;
     this.#maxThreads = maxThreads;
     this.#options = options;
@@ -224,8 +242,19 @@ export class ThreadPool {
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
     Atomics.store(this.#shared, cell, 0);
     Atomics.store(this.#shared, MAX_THREADS + cell, 0);
+    Atomics.store(this.#shared, 2 * MAX_THREADS + cell, 0);
     this.#cellOf.set(job, cell);
-    const task: PoolTask = { data: job.data, id: job.id, attempt: job.attempts, source: job.home.name, key: job.key, cell, [kQueueOptions]: job };
+    this.#jobAt[cell] = job;
+    const task: PoolTask = {
+      data: job.data,
+      id: job.id,
+      attempt: job.attempts,
+      source: job.home.name,
+      key: job.key,
+      cell,
+      seq: job.seq,
+      [kQueueOptions]: job,
+    };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
@@ -276,10 +305,30 @@ export class ThreadPool {
     thread?.emit('error', reason instanceof Error ? reason : new Error(String(reason)));
   }
 
+  /**
+   * A thread's `ctx.updateProgress`: recorded (the worker checks that the job still runs), then
+   * acknowledged in shared memory. The thread's task returns only once every report it sent is
+   * acknowledged, so each one is recorded before its job settles, although reports and results
+   * travel on different channels. A report of a task that is no longer the cell's (a thread
+   * ended by an abort may still have one in flight) is dropped.
+   */
+  #recordReport(report: ProgressReport): void {
+    const job = this.#jobAt[report.cell];
+    if (job === undefined || job.seq !== report.seq) return;
+    try {
+      this.#onProgress(job, report.value as JobProgress);
+    } finally {
+      const index = 2 * MAX_THREADS + report.cell;
+      Atomics.store(this.#shared, index, report.n);
+      Atomics.notify(this.#shared, index);
+    }
+  }
+
   #release(job: JobRecord): void {
     const cell = this.#cellOf.get(job);
     if (cell === undefined) return;
     this.#cellOf.delete(job);
+    this.#jobAt[cell] = undefined;
     this.#freeCells.push(cell);
   }
 
@@ -298,11 +347,19 @@ export class ThreadPool {
   async destroy(): Promise<void> {
     const pool = this.#pool;
     this.#pool = undefined;
+    this.#reports?.close();
+    this.#reports = undefined;
     if (pool !== undefined) await pool.destroy();
   }
 
   #createPool(): Tinypool {
     const maxThreads = this.#maxThreads;
+    if (this.#reports === undefined) {
+      const reports = new BroadcastChannel(this.#reportsName);
+      reports.onmessage = this.#onReport;
+      reports.unref(); // a running task keeps the process alive, not the channel
+      this.#reports = reports;
+    }
     const pool = new Tinypool({
       filename: ENTRY.href,
       maxThreads,
@@ -311,7 +368,7 @@ export class ThreadPool {
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
       taskQueue: new StartQueue(),
-      workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS } satisfies ThreadWorkerData,
+      workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS, reports: this.#reportsName } satisfies ThreadWorkerData,
     });
     // Without a listener an 'error' on the pool would crash the host (SPEC 7).
     pool.on('error', this.#onPoolError);

@@ -1,6 +1,6 @@
 import type { InvariantError } from '../errors.js';
 import type { TrackedJob } from '../events.js';
-import type { JobRecord } from '../job.js';
+import type { JobProgress, JobRecord } from '../job.js';
 import { listenerThrew, type WorkerEmitter } from './faults.js';
 
 // One emitter per signature, each checked against WorkerEvents: no rest array per event on the
@@ -44,6 +44,15 @@ export function emitRetrying<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, 
     worker.emit('retrying', tracked<T, R>(job), error, delayMs);
   } catch (listenerError) {
     listenerThrew(worker, 'retrying', listenerError);
+  }
+}
+
+/** Emits `progress`. @internal */
+export function emitProgress<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, value: JobProgress): void {
+  try {
+    worker.emit('progress', tracked<T, R>(job), value);
+  } catch (listenerError) {
+    listenerThrew(worker, 'progress', listenerError);
   }
 }
 

@@ -395,6 +395,8 @@ export class Simulation {
       cancel: (job, reason) => this.#hostCancel(job, reason),
       purge: (source, key) => this.#hostPurge(source, key),
       wake: () => undefined, // every step ends with a pass
+      // The simulator's handlers report no progress; the core's rule is tested in progress.test.ts.
+      progress: (job, value) => void this.core.progress(job, value),
       retire: (source) => this.#hostRetire(source),
     };
     this.note(`config ${JSON.stringify({ ...this.cfg, concurrency: String(this.cfg.concurrency), retry: describeRetry(this.cfg.retry) })}`);
@@ -918,7 +920,7 @@ export class Simulation {
 
   #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key?: string): MJob {
     const record = newJobRecord(source, data, priority, parsed, key);
-    this.core.created();
+    this.core.created(source);
     this.#created++;
     const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
     this.#jobs.set(record, job);

@@ -1,0 +1,94 @@
+import type { Core } from '../core/core.js';
+import { Phase, type WorkerStatus } from '../core/worker-state.js';
+
+/**
+ * No silent exit (SPEC 2). A worker that may not start jobs holds nothing that keeps the process
+ * alive, so a script that adds jobs to one and awaits them would end with Node's exit code 13
+ * and no word. When the process is about to exit (`beforeExit`), every worker with waiting jobs
+ * it may not start gets one `QmuxWarning` per status it is found in.
+ *
+ * One `beforeExit` listener serves every worker in the process: it is added with the first
+ * worker, and it reaches the workers through weak references, so a worker nobody references
+ * any more is collected as before (and leaves the set once it is).
+ *
+ * @internal
+ */
+
+/** The part of a worker the listener reads: its name and core, and what it was warned about. */
+export class ExitWatch {
+  name = '';
+  core: Core | undefined = undefined;
+  /** Statuses already warned about (at most once per worker and status). */
+  readonly warned: WorkerStatus[] = [];
+}
+
+const watched = new Set<WeakRef<ExitWatch>>();
+const collected = new FinalizationRegistry<WeakRef<ExitWatch>>((ref) => watched.delete(ref));
+let listening = false;
+
+/** Watches a worker's `watch` (which the worker holds, and nothing else strongly) from now on. */
+export function watchExit(watch: ExitWatch, name: string, core: Core): void {
+  watch.name = name;
+  watch.core = core;
+  const ref = new WeakRef(watch);
+  watched.add(ref);
+  collected.register(watch, ref);
+  if (!listening) {
+    listening = true;
+    process.on('beforeExit', warnAboutStrandedJobs);
+  }
+}
+
+/**
+ * How many of `core`'s waiting jobs (due or delayed) it may not start, and why; 0 when it may
+ * start them (or nothing waits).
+ */
+export function strandedJobs(core: Core): number {
+  if (core.waiting === 0) return 0;
+  if (core.phase !== Phase.Started) return core.waiting;
+  // Keys (SPEC 10): a started worker whose every waiting job sits in a paused key strands them
+  // as well; once keys exist, return core.waiting here in that case (the warning then names the
+  // paused keys through `hint` below).
+  return 0;
+}
+
+/** What to call so that the stranded jobs run. */
+function hint(status: WorkerStatus): string {
+  switch (status) {
+    case 'initiated':
+    case 'stopped':
+    case 'stopping':
+      return 'call start() to run them';
+    case 'paused':
+    case 'pausing':
+      return 'call resume() to run them';
+    case 'halted':
+      return 'fix the broken invariant (see health()) and call start() to run them';
+    default:
+      return 'resume their paused keys to run them';
+  }
+}
+
+/** The `beforeExit` listener: one warning per worker with stranded jobs, once per status. */
+export function warnAboutStrandedJobs(): void {
+  for (const ref of watched) {
+    const watch = ref.deref();
+    if (watch === undefined) {
+      watched.delete(ref);
+      continue;
+    }
+    const core = watch.core;
+    if (core === undefined) continue;
+    const stranded = strandedJobs(core);
+    if (stranded === 0) continue;
+    const status = core.status;
+    if (watch.warned.includes(status)) continue;
+    watch.warned.push(status);
+    const jobs = stranded === 1 ? '1 waiting job' : `${stranded} waiting jobs`;
+    process.emitWarning(
+      `worker "${watch.name}" is ${status} with ${jobs} that it may not start, and the process is about to exit without running them; ` +
+        `${hint(status)} (or purge() their sources to drop them)`,
+      { type: 'QmuxWarning', code: 'QMUX_STRANDED_JOBS' },
+    );
+  }
+}
