@@ -356,6 +356,43 @@ for (const name of ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', '
   throughput.strategies[name] = (n, c) => strategyCell(name, n, c);
 }
 
+// Keys (SPEC 10): one queue bound with keys, job i of key i % K, against a plain queue. Keys are
+// numbers (compared as String(key)); weights 1..4 by the key's last digit.
+const KEYS = { 10: 10, '100k': 100_000 };
+const byKey = (i) => i;
+const weightOf = (key) => 1 + (key.charCodeAt(key.length - 1) % 4);
+
+async function keyedCell(n, c, { keys, weighted, capped }) {
+  const { Worker } = await loadQmux();
+  const w = new Worker(job, { concurrency: c });
+  if (keys === 0) {
+    const q = w.bindQueue();
+    const t0 = now();
+    for (let i = 0; i < n; i++) q.add(i);
+    await w.waitUntilIdle();
+    return elapsed(t0);
+  }
+  const options = { by: (i) => byKey(i % keys) };
+  if (weighted) options.weight = weightOf;
+  if (capped) options.concurrency = 1;
+  const q = w.bindQueue({ keys: options });
+  const t0 = now();
+  for (let i = 0; i < n; i++) q.add(i);
+  await w.waitUntilIdle();
+  const ns = elapsed(t0);
+  if (q.keyCount !== 0) throw new Error(`${q.keyCount} keys remembered after the drain`);
+  return ns;
+}
+
+throughput.keys = { plain: (n, c) => keyedCell(n, c, { keys: 0 }) };
+throughput['keys-capped'] = {};
+for (const [label, keys] of Object.entries(KEYS)) {
+  throughput.keys[`keys-${label}`] = (n, c) => keyedCell(n, c, { keys });
+  throughput.keys[`weighted-${label}`] = (n, c) => keyedCell(n, c, { keys, weighted: true });
+  throughput['keys-capped'][`capped-${label}`] = (n, c) => keyedCell(n, c, { keys, capped: true });
+  throughput['keys-capped'][`capped-weighted-${label}`] = (n, c) => keyedCell(n, c, { keys, weighted: true, capped: true });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Memory: paused queue, n fire-and-forget jobs with small integer data. Returns
 // { queuedBytesPerJob, retainedBytes, nsPerAdd }. The queue object stays referenced after the
@@ -451,6 +488,30 @@ const memory = {
   },
 };
 
+// Keys: the same paused-queue measurement, on a plain queue and on a queue keyed over 100,000
+// keys; "retained" then shows that drained keys are forgotten.
+const keysMemory = {
+  async plain(n, c) {
+    return memory.qmux(n, c);
+  },
+  async 'keys-100k'(n, c) {
+    const { Worker } = await loadQmux();
+    return measureMemory(n, async () => {
+      const w = new Worker(job, { concurrency: c, autoRun: false });
+      const q = w.bindQueue({ keys: { by: (i) => i % 100_000 } });
+      keepAlive.push(w, q);
+      return {
+        add: (i) => void q.add(i),
+        startAndDrain: async () => {
+          w.start();
+          await w.waitUntilIdle();
+          if (q.keyCount !== 0) throw new Error(`${q.keyCount} keys remembered after the drain`);
+        },
+      };
+    });
+  },
+};
+
 // ---------------------------------------------------------------------------------------------
 // Delayed: n jobs with delay = random() * 60 s. Delays are drawn before the timed loop.
 
@@ -529,8 +590,8 @@ async function main() {
     const ns = await once(n);
     const cpu = process.cpuUsage(cpu0);
     sample = { ns, jobs: n, nsPerJob: ns / n, cpuNsPerJob: ((cpu.user + cpu.system) * 1000) / n };
-  } else if (workload === 'memory') {
-    const impl = memory[variant];
+  } else if (workload === 'memory' || workload === 'keys-memory') {
+    const impl = (workload === 'memory' ? memory : keysMemory)[variant];
     if (!impl) throw new Error(`unknown variant ${workload}/${variant}`);
     for (let p = 0; p < passes; p++) await impl(warmN, c);
     sample = await impl(n, c);

@@ -23,6 +23,15 @@ export const LABELS = {
   'no-listeners': 'qmux, no listeners',
   listening: "qmux, listeners on 'active' and 'completed'",
   piscina: 'raw piscina',
+  plain: 'plain queue (no keys)',
+  'keys-10': 'keys, 10 keys',
+  'keys-100k': 'keys, 100,000 keys',
+  'weighted-10': 'keys with weights 1..4, 10 keys',
+  'weighted-100k': 'keys with weights 1..4, 100,000 keys',
+  'capped-10': 'keys.concurrency 1, 10 keys',
+  'capped-100k': 'keys.concurrency 1, 100,000 keys',
+  'capped-weighted-10': 'keys.concurrency 1 and weights, 10 keys',
+  'capped-weighted-100k': 'keys.concurrency 1 and weights, 100,000 keys',
 };
 
 const concurrencyRows = (list) => list.map((c) => ({ label: `c=${c}`, concurrency: c }));
@@ -121,6 +130,39 @@ export const WORKLOADS = [
     variants: ['qmux-threads', 'tinypool', 'piscina'],
     baseline: 'qmux-threads',
     ratioLabel: 'qmux / peer',
+  },
+  {
+    id: 'keys',
+    title: 'keys: fire-and-forget no-op jobs on one queue bound with keys (job i has key i % K), concurrency 16, against a plain queue',
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 5_000 },
+    rows: concurrencyRows([16]),
+    variants: ['plain', 'keys-10', 'keys-100k', 'weighted-10', 'weighted-100k'],
+    baseline: 'plain',
+    ratioLabel: 'variant / plain',
+    ratioRowOverBaseline: true,
+  },
+  {
+    id: 'keys-capped',
+    title:
+      'keys-capped: the keys workload with keys.concurrency 1 and the worker unbounded (concurrency 1e9): every key with a job running is at its cap and waits outside the turn order',
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 5_000 },
+    rows: [{ label: 'c=1e9', concurrency: 1e9 }],
+    variants: ['capped-10', 'capped-100k', 'capped-weighted-10', 'capped-weighted-100k'],
+    baseline: 'capped-10',
+    ratioLabel: 'variant / 10 keys',
+    ratioRowOverBaseline: true,
+  },
+  {
+    id: 'keys-memory',
+    title: 'keys-memory: heap per queued job on a paused queue (plain, and keyed over 100,000 keys), heap retained once drained',
+    kind: 'memory',
+    jobs: { full: 200_000, quick: 20_000 },
+    rows: [{ label: 'paused', concurrency: 16 }],
+    variants: ['plain', 'keys-100k'],
+    baseline: 'plain',
+    ratioLabel: 'variant / plain',
   },
 ];
 

@@ -52,9 +52,14 @@ export interface JobOptions {
    * thread. Moved buffers are gone from this thread, so such a job is never retried.
    */
   transfer?: readonly TransferListItem[];
+  /**
+   * The job's key in a queue bound with `keys` (a string or a finite number, compared as
+   * `String(key)`); it wins over `keys.by(data)`. A `TypeError` on any other source.
+   */
+  key?: string | number;
 }
 
-const ADD_OPTIONS = new Set(['delay', 'runAt', 'id', 'signal', 'timeout', 'retry', 'transfer']);
+const ADD_OPTIONS = new Set(['delay', 'runAt', 'id', 'signal', 'timeout', 'retry', 'transfer', 'key']);
 
 /** Add options once checked. @internal */
 export interface ParsedAddOptions {
@@ -65,6 +70,8 @@ export interface ParsedAddOptions {
   timeout: number | undefined;
   retry: RetryOptions | undefined;
   transfer: readonly TransferListItem[] | undefined;
+  /** The `key` option as given (`null` counts as not given); the source checks it. */
+  key: unknown;
   /** Whether any of id, timeout, retry or transfer is set (they live in the job's extras). */
   needsExtras: boolean;
 }
@@ -132,6 +139,7 @@ export function parseAddOptions(options: AddOptions, threads: boolean | undefine
     timeout,
     retry,
     transfer,
+    key: options.key ?? undefined,
     needsExtras: id !== undefined || timeout !== undefined || retry !== undefined || transfer !== undefined,
   };
 }

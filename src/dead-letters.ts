@@ -16,6 +16,8 @@ export interface DeadLetter<T = unknown> {
   readonly attempts: number;
   /** When it failed for good. */
   readonly failedAt: Date;
+  /** Its key, for a job of a queue bound with `keys` (`redrive` keeps it). */
+  readonly key?: string;
 }
 
 /**

@@ -23,31 +23,39 @@ export class QmuxError extends Error {
 export class QueueFullError extends QmuxError {
   /** Name of the full source. */
   readonly source: string;
-  /** Its capacity. */
+  /** Its capacity (the per-key capacity, `keys.capacity`, when {@link key} is set). */
   readonly capacity: number;
   /** How many jobs the refused call tried to add: 1 for `add`, the batch size for `addAll`. */
   readonly requested: number;
-  /** How many more jobs the source had room for. */
+  /** How many more jobs the source (or the key) had room for. */
   readonly free: number;
+  /** The full key, when the source is a keyed queue and one key is at its `keys.capacity`. */
+  readonly key: string | undefined;
   /**
    * @param source - the full source's name
    * @param capacity - its capacity
    * @param requested - how many jobs the refused call tried to add (default 1)
    * @param free - how many more it had room for (default 0)
+   * @param key - the full key of a keyed queue, if it is one key that is full
    */
-  constructor(source: string, capacity: number, requested = 1, free = 0) {
+  constructor(source: string, capacity: number, requested = 1, free = 0, key?: string) {
+    const what = key === undefined ? `source "${source}"` : `key ${JSON.stringify(key)} of source "${source}"`;
+    const limit = key === undefined ? `capacity ${capacity}` : `keys.capacity ${capacity}`;
     super(
       requested <= 1
-        ? `qmux: source "${source}" is full (capacity ${capacity}); use tryAdd(), or await onSizeLessThan() before adding`
-        : `qmux: source "${source}" lacks room for ${requested} jobs (${free} free, capacity ${capacity}); ` +
+        ? `qmux: ${what} is full (${limit}); use tryAdd()${key === undefined ? ', or await onSizeLessThan() before adding' : ' or wait for its jobs to start'}`
+        : `qmux: ${what} lacks room for ${requested} jobs (${free} free, ${limit}); ` +
             (requested > capacity
               ? 'a batch larger than the capacity never fits: add it in parts'
-              : `add fewer, or await onSizeLessThan(${capacity - requested + 1}) before adding them`),
+              : key === undefined
+                ? `add fewer, or await onSizeLessThan(${capacity - requested + 1}) before adding them`
+                : 'add fewer'),
     );
     this.source = source;
     this.capacity = capacity;
     this.requested = requested;
     this.free = free;
+    this.key = key;
   }
 }
 

@@ -35,6 +35,8 @@ export interface Job<T> {
   readonly signal: AbortSignal;
   /** Name of the source (queue, priority queue or subscription) the job came from. */
   readonly source: string;
+  /** Its key (`String(key)`) in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
+  readonly key: string | undefined;
   /**
    * Reports progress: records `value` as the handle's `progress` and emits `progress (job,
    * value)`. A report after the job has settled (or between attempts) is ignored; it never
@@ -322,6 +324,10 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
     return this.home.name;
   }
 
+  get key(): string | undefined {
+    return undefined;
+  }
+
   get signal(): AbortSignal {
     const ext = this.extras();
     if (ext.controller === undefined) {
@@ -390,6 +396,30 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 }
 
 /**
+ * A job of a queue bound with `keys`: the one with a key. Only such queues make them, so a job
+ * of any other source carries no key field at all.
+ *
+ * @internal
+ */
+export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
+  readonly keyName: string;
+  /**
+   * The state of its key while the job waits or runs (which keeps the key active, so this is
+   * the live one): spares a lookup by name at each transition. Set by `KeyedJobs`.
+   */
+  keyState: object | undefined = undefined;
+
+  constructor(home: Source<T, R>, data: T, priority: number, key: string) {
+    super(home, data, priority, UNTIMED, State.Waiting);
+    this.keyName = key;
+  }
+
+  override get key(): string {
+    return this.keyName;
+  }
+}
+
+/**
  * The shell's side of a job that has settled: settle its promise if anybody asked for one, then
  * tell the batch that follows it (its signal, its group; see `job-group.ts`).
  *
@@ -418,12 +448,19 @@ export function abortSignalOf(job: JobRecord, reason: unknown): void {
 
 /**
  * A new job record for `source`, carrying the add options that live in its extras (id, timeout,
- * retry, transfer). It joins nothing: the core admits it.
+ * retry, transfer), and its `key` in a keyed queue. It joins nothing: the core admits it.
  *
  * @internal
  */
-export function newJobRecord<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
-  const job = new JobRecord<T, R>(source, data, priority, UNTIMED, State.Waiting);
+export function newJobRecord<T, R>(
+  source: Source<T, R>,
+  data: T,
+  priority: number,
+  parsed: ParsedAddOptions | undefined,
+  key?: string,
+): JobRecord<T, R> {
+  const job =
+    key === undefined ? new JobRecord<T, R>(source, data, priority, UNTIMED, State.Waiting) : new KeyedJobRecord<T, R>(source, data, priority, key);
   if (parsed?.needsExtras) {
     const ext = job.extras();
     ext.id = parsed.id;

@@ -1,7 +1,8 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
 import type { AddOptions } from './add-options.js';
-import { Source } from './source.js';
+import type { KeyStats } from './keys.js';
+import { Source, type PurgeOptions } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */
 export interface PriorityItem<T> {
@@ -34,9 +35,10 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
-    const refused = this.refusal(1);
+    const key = this.keyFor(data, parsed);
+    const refused = this.refusal(1, key);
     if (refused !== undefined) throw refused;
-    return this.enqueue(data, priority, parsed);
+    return this.enqueue(data, priority, parsed, key);
   }
 
   /** Like {@link PriorityQueue.add}, but returns `undefined` instead of throwing when full or closed (a bad argument still throws). */
@@ -45,7 +47,8 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
-    return this.refusal(1) === undefined ? this.enqueue(data, priority, parsed) : undefined;
+    const key = this.keyFor(data, parsed);
+    return this.refusal(1, key) === undefined ? this.enqueue(data, priority, parsed, key) : undefined;
   }
 
   /**
@@ -63,5 +66,72 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
       items.map((item) => ({ data: item.data, priority: item.priority })),
       options,
     );
+  }
+
+  /**
+   * Active keys of a queue bound with `keys`: keys with jobs waiting or running, paused keys, and
+   * keys with starts inside their rate window. Other keys are forgotten. 0 without `keys`.
+   *
+   * @example
+   * ```ts
+   * await worker.waitUntilIdle();
+   * queue.keyCount; // 0: every key drained and was forgotten
+   * ```
+   */
+  get keyCount(): number {
+    return this.keys === undefined ? 0 : this.keys.keyCount;
+  }
+
+  /**
+   * Holds back the jobs of one key (a keyed queue): they stay waiting, the other keys go on. A key
+   * can be paused before its jobs arrive; it is remembered until {@link PriorityQueue.resumeKey}.
+   *
+   * @example
+   * ```ts
+   * queue.pauseKey('acme');
+   * ```
+   */
+  pauseKey(key: string | number): void {
+    this.pauseKeyed(key);
+  }
+
+  /**
+   * Lets a paused key's jobs run again; the worker wakes by itself. Does nothing for a key that is
+   * not paused.
+   *
+   * @example
+   * ```ts
+   * queue.resumeKey('acme');
+   * ```
+   */
+  resumeKey(key: string | number): void {
+    this.resumeKeyed(key);
+  }
+
+  /**
+   * One key's figures: `{ waiting, due, delayed, running, paused }` (all zero and not paused for a
+   * key that is not active).
+   *
+   * @example
+   * ```ts
+   * const { waiting, running } = queue.keyStats('acme');
+   * ```
+   */
+  keyStats(key: string | number): KeyStats {
+    return this.keyStatsOf(key);
+  }
+
+  /**
+   * Removes waiting jobs (due or delayed): every one, or with `{ key }` those of one key of a
+   * keyed queue. Their handles settle `'cancelled'`. Running jobs are not touched.
+   *
+   * @returns how many jobs were removed
+   * @example
+   * ```ts
+   * queue.purge({ key: 'acme' });
+   * ```
+   */
+  override purge(options?: PurgeOptions): number {
+    return this.purgeWith(options);
   }
 }

@@ -1,6 +1,7 @@
 import type { JobGroup, JobHandle } from './job.js';
 import type { AddOptions } from './add-options.js';
-import { Source } from './source.js';
+import type { KeyStats } from './keys.js';
+import { Source, type PurgeOptions } from './source.js';
 
 /**
  * A FIFO source: jobs start in due-time order, which is add order for jobs added without
@@ -25,9 +26,10 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
-    const refused = this.refusal(1);
+    const key = this.keyFor(data, parsed);
+    const refused = this.refusal(1, key);
     if (refused !== undefined) throw refused;
-    return this.enqueue(data, 0, parsed);
+    return this.enqueue(data, 0, parsed, key);
   }
 
   /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed (a bad option still throws). */
@@ -35,7 +37,8 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
-    return this.refusal(1) === undefined ? this.enqueue(data, 0, parsed) : undefined;
+    const key = this.keyFor(data, parsed);
+    return this.refusal(1, key) === undefined ? this.enqueue(data, 0, parsed, key) : undefined;
   }
 
   /**
@@ -54,5 +57,72 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
       data.map((item) => ({ data: item, priority: 0 })),
       options,
     );
+  }
+
+  /**
+   * Active keys of a queue bound with `keys`: keys with jobs waiting or running, paused keys, and
+   * keys with starts inside their rate window. Other keys are forgotten. 0 without `keys`.
+   *
+   * @example
+   * ```ts
+   * await worker.waitUntilIdle();
+   * queue.keyCount; // 0: every key drained and was forgotten
+   * ```
+   */
+  get keyCount(): number {
+    return this.keys === undefined ? 0 : this.keys.keyCount;
+  }
+
+  /**
+   * Holds back the jobs of one key (a keyed queue): they stay waiting, the other keys go on. A key
+   * can be paused before its jobs arrive; it is remembered until {@link Queue.resumeKey}.
+   *
+   * @example
+   * ```ts
+   * queue.pauseKey('acme');
+   * ```
+   */
+  pauseKey(key: string | number): void {
+    this.pauseKeyed(key);
+  }
+
+  /**
+   * Lets a paused key's jobs run again; the worker wakes by itself. Does nothing for a key that is
+   * not paused.
+   *
+   * @example
+   * ```ts
+   * queue.resumeKey('acme');
+   * ```
+   */
+  resumeKey(key: string | number): void {
+    this.resumeKeyed(key);
+  }
+
+  /**
+   * One key's figures: `{ waiting, due, delayed, running, paused }` (all zero and not paused for a
+   * key that is not active).
+   *
+   * @example
+   * ```ts
+   * const { waiting, running } = queue.keyStats('acme');
+   * ```
+   */
+  keyStats(key: string | number): KeyStats {
+    return this.keyStatsOf(key);
+  }
+
+  /**
+   * Removes waiting jobs (due or delayed): every one, or with `{ key }` those of one key of a
+   * keyed queue. Their handles settle `'cancelled'`. Running jobs are not touched.
+   *
+   * @returns how many jobs were removed
+   * @example
+   * ```ts
+   * queue.purge({ key: 'acme' });
+   * ```
+   */
+  override purge(options?: PurgeOptions): number {
+    return this.purgeWith(options);
   }
 }

@@ -1,6 +1,7 @@
 import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
 import type { Clock } from './clock.js';
 import type { Core } from './core/core.js';
+import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
 import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
 import { jobWithId } from './job-ids.js';
@@ -9,6 +10,7 @@ import { SampledAdds } from './internal/sampled-adds.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
+import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats } from './keys.js';
 import { isSampled, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -38,6 +40,26 @@ export interface BindOptions {
   rateLimit?: RateLimit;
 }
 
+/**
+ * Options for `bindQueue` and `bindPriorityQueue`: {@link BindOptions} and `keys`.
+ *
+ * @typeParam T - job data
+ * @example
+ * ```ts
+ * worker.bindQueue({ name: 'exports', keys: { by: (data) => data.tenant, concurrency: 2 } });
+ * ```
+ */
+export interface QueueBindOptions<T = unknown> extends BindOptions {
+  /** Split the queue's jobs by key and take turns between keys, with caps per key (see {@link KeysOptions}). */
+  keys?: KeysOptions<T>;
+}
+
+/** What `purge` of a queue takes. */
+export interface PurgeOptions {
+  /** Remove only the waiting jobs of this key (a keyed queue). */
+  key?: string | number;
+}
+
 /** A sliding-window rate limit: at most `limit` starts in any `interval` ms. */
 export interface RateLimit {
   /** Starts allowed per window: an integer >= 1. */
@@ -57,12 +79,14 @@ export interface SourceHost {
   readonly clock: Clock;
   /** Whether jobs run in worker threads (the `transfer` add option needs it). */
   readonly threads: boolean;
-  /** Adds one job; the caller has checked its options and room. */
-  add<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R>;
+  /** Adds one job; the caller has checked its options, key and room. */
+  add<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<T, R>;
   /** Cancels a job (its handle's `cancel`); false if it had already settled. */
   cancel(job: JobRecord, reason: unknown): boolean;
-  /** Removes every waiting job of `source`. */
-  purge(source: Source): number;
+  /** Removes every waiting job of `source`, or of one of its keys. */
+  purge(source: Source, key?: string): number;
+  /** Something may start now that could not before (a key was resumed): run a decision pass. */
+  wake(): void;
   /** A handler reported progress for `job` (`job.updateProgress`). */
   progress(job: JobRecord, value: JobProgress): void;
   /** The source takes no more jobs and leaves the list once drained (an unsubscribed subscription). */
@@ -70,17 +94,20 @@ export interface SourceHost {
 }
 
 const BIND_OPTIONS = new Set(['priority', 'weight', 'name', 'capacity', 'concurrency', 'rateLimit']);
+const QUEUE_BIND_OPTIONS = new Set([...BIND_OPTIONS, 'keys']);
 const RATE_LIMIT_FIELDS = ['limit', 'interval'] as const;
 
-/** Validates bind options; shared by every kind of source. @internal */
-export function checkBindOptions(call: string, options: BindOptions | undefined): void {
+/** Validates bind options; shared by every kind of source (`keys` only where `withKeys`). @internal */
+export function checkBindOptions(call: string, options: QueueBindOptions<never> | undefined, withKeys = false): void {
   check.optionsObject(`${call} options`, options);
   if (options === undefined) return;
+  const allowed = withKeys ? QUEUE_BIND_OPTIONS : BIND_OPTIONS;
   for (const key of Object.keys(options)) {
-    if (!BIND_OPTIONS.has(key)) {
-      throw new TypeError(`qmux: unknown option "${key}" in ${call}; allowed: ${[...BIND_OPTIONS].join(', ')}`);
+    if (!allowed.has(key)) {
+      throw new TypeError(`qmux: unknown option "${key}" in ${call}; allowed: ${[...allowed].join(', ')}`);
     }
   }
+  if (options.keys !== undefined) checkKeysOptions(options.keys);
   if (options.priority !== undefined) check.finiteNumber('bind option "priority"', options.priority);
   if (options.weight !== undefined) check.positiveInt('bind option "weight"', options.weight);
   if (options.name !== undefined) check.nonEmptyString('bind option "name"', options.name);
@@ -119,7 +146,7 @@ class View implements SourceView {
     const source = this.source;
     // Due jobs still in the delayed heap (a promotion in progress) count: they move now.
     if (source.delayed.horizon !== -Infinity) source.core.catchUp(source);
-    return source.due.length;
+    return source.keys === undefined ? source.due.length : source.keys.unpausedDue;
   }
   get running(): number {
     return this.source.running;
@@ -150,7 +177,13 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal */ readonly host: SourceHost;
   /** @internal */ readonly core: Core;
   /** @internal */ readonly due: DueJobs;
-  /** @internal */ readonly delayed = new DelayedJobs();
+  /** @internal */ readonly delayed: DelayedJobs;
+  /** @internal The per-key machinery of a queue bound with `keys` (then also `due` and `delayed`). */
+  readonly keys: KeyedJobs | undefined;
+  /** @internal `keys.by` and `keys.weight`: user code, called by the shell before a job is added. */
+  readonly keyBy: ((data: never) => unknown) | undefined;
+  /** @internal */
+  readonly keyWeight: ((key: string) => unknown) | undefined;
   /** @internal */ readonly view: SourceView;
   /** @internal */ readonly rate: RateWindow | undefined;
   /** @internal Most of its jobs running at once. */
@@ -203,6 +236,11 @@ export abstract class Source<T = unknown, R = unknown> {
     this.host = host;
     this.core = core;
     this.due = due;
+    this.keys = due instanceof KeyedJobs ? due : undefined;
+    this.delayed = this.keys === undefined ? new DelayedJobs() : this.keys.delayed;
+    const keyOptions = (options as QueueBindOptions<never> | undefined)?.keys;
+    this.keyBy = keyOptions?.by;
+    this.keyWeight = keyOptions?.weight;
     this.name = name;
     this.bindOrder = bindOrder;
     this.priority = options?.priority;
@@ -260,17 +298,107 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** @internal Whether this source may give a job at `now`. */
   isEligible(now: number): boolean {
-    return this.due.length > 0 && this.running < this.maxRunning && (this.rate === undefined || this.rate.allows(now));
+    return (
+      this.due.length > 0 &&
+      this.running < this.maxRunning &&
+      (this.rate === undefined || this.rate.allows(now)) &&
+      (this.keys === undefined || this.keys.hasReady)
+    );
   }
 
-  /** @internal Whether `add` would accept `count` more jobs now; throws or returns the error. */
-  refusal(count: number): QueueClosedError | QueueFullError | undefined {
+  /**
+   * @internal Whether `add` would accept `count` more jobs now (of key `key`, in a keyed queue);
+   * throws or returns the error.
+   */
+  refusal(count: number, key?: string): QueueClosedError | QueueFullError | undefined {
     if (this.#closed || this.retiring) return new QueueClosedError(this.name);
     // A batch of none always fits, even a source that a retry took past its capacity.
     if (count > 0 && this.capacity !== Infinity && this.length + count > this.capacity) {
       return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
     }
+    if (key !== undefined && count > 0 && (this.keys as KeyedJobs).limits.capacity !== Infinity) {
+      const capacity = (this.keys as KeyedJobs).limits.capacity;
+      const waiting = (this.keys as KeyedJobs).waitingOf(key);
+      if (waiting + count > capacity) return new QueueFullError(this.name, capacity, count, Math.max(0, capacity - waiting), key);
+    }
     return undefined;
+  }
+
+  /**
+   * @internal The checked key of a job about to be added: the `key` option, else `keys.by(data)`
+   * (which may throw: the add then throws its error); `undefined` for a source without keys.
+   */
+  keyFor(data: T, parsed: ParsedAddOptions | undefined): string | undefined {
+    const given = parsed?.key;
+    if (this.keys === undefined) {
+      if (given !== undefined) {
+        throw new TypeError(`qmux: add option "key" is for queues bound with the "keys" option; source "${this.name}" has none`);
+      }
+      return undefined;
+    }
+    if (given !== undefined) return keyName('add option "key"', given);
+    const by = this.keyBy;
+    if (by === undefined) {
+      throw new TypeError(`qmux: a job of keyed source "${this.name}" needs a key: give the add option "key", or bind it with "keys.by"`);
+    }
+    return keyName('the "key" that keys.by(data) returned', (by as (data: T) => unknown)(data));
+  }
+
+  /**
+   * @internal Asks `keys.weight` for every key in `names` that is not active yet (user code, before
+   * the transition; a bad answer throws and nothing is added), for the core to use as they
+   * become active. {@link keysAdded} lets go of the answers.
+   */
+  weighKeys(names: Iterable<string>): void {
+    const weigh = this.keyWeight;
+    const keys = this.keys;
+    if (weigh === undefined || keys === undefined) return;
+    let weights: Map<string, number> | undefined;
+    for (const name of names) {
+      if (keys.has(name) || weights?.has(name) === true) continue;
+      (weights ??= new Map()).set(name, checkWeight(name, weigh(name)));
+    }
+    keys.pendingWeights = weights;
+  }
+
+  /** @internal The add that {@link weighKeys} prepared is over. */
+  keysAdded(): void {
+    if (this.keys !== undefined) this.keys.pendingWeights = undefined;
+  }
+
+  /** @internal The checked key of a key-taking call (`pauseKey`, `keyStats`...) of a keyed queue. */
+  keyArgument(call: string, key: unknown): string {
+    if (this.keys === undefined) throw new TypeError(`qmux: ${call} is for queues bound with the "keys" option; source "${this.name}" has none`);
+    return keyName(`${call} "key"`, key);
+  }
+
+  /** @internal `pauseKey`: holds back the key's jobs (remembered even with none). */
+  pauseKeyed(key: unknown): void {
+    const name = this.keyArgument('pauseKey(key)', key);
+    const keys = this.keys as KeyedJobs;
+    let weight = 1;
+    if (!keys.has(name) && this.keyWeight !== undefined) weight = checkWeight(name, this.keyWeight(name));
+    this.core.pauseKey(this as Source, name, weight);
+  }
+
+  /** @internal `resumeKey`. */
+  resumeKeyed(key: unknown): void {
+    const name = this.keyArgument('resumeKey(key)', key);
+    if (this.core.resumeKey(this as Source, name)) this.host.wake();
+  }
+
+  /** @internal `keyStats`. */
+  keyStatsOf(key: unknown): KeyStats {
+    return (this.keys as KeyedJobs).stats(this.keyArgument('keyStats(key)', key));
+  }
+
+  /** @internal `purge(options)` of a queue. */
+  purgeWith(options: PurgeOptions | undefined): number {
+    if (options === undefined) return this.host.purge(this as Source);
+    check.optionsObject('purge options', options);
+    check.knownFields('purge options', options, ['key']);
+    if (options.key === undefined) return this.host.purge(this as Source);
+    return this.host.purge(this as Source, this.keyArgument('purge({ key })', options.key));
   }
 
   /**
@@ -302,9 +430,18 @@ export abstract class Source<T = unknown, R = unknown> {
    */
   progressed(_job: JobRecord<T, R>, _value: JobProgress): void {}
 
-  /** @internal Adds one job; the caller has checked its options and room. `priority` is 0 outside priority queues. */
-  enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> {
-    return this.host.add(this, data, priority, parsed);
+  /**
+   * @internal Adds one job; the caller has checked its options, key and room. `priority` is 0
+   * outside priority queues.
+   */
+  enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<T, R> {
+    if (key === undefined || this.keyWeight === undefined) return this.host.add(this, data, priority, parsed, key);
+    this.weighKeys([key]);
+    try {
+      return this.host.add(this, data, priority, parsed, key);
+    } finally {
+      this.keysAdded();
+    }
   }
 
   /** @internal Adds many jobs all or nothing. */
@@ -313,13 +450,27 @@ export abstract class Source<T = unknown, R = unknown> {
     if (parsed?.id !== undefined) {
       throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
     }
+    const names = this.keys === undefined && parsed?.key === undefined ? undefined : items.map((item) => this.keyFor(item.data, parsed) as string);
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
+    if (names !== undefined) {
+      const counts = new Map<string, number>();
+      for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
+      for (const [name, count] of counts) {
+        const full = this.refusal(count, name);
+        if (full !== undefined) throw full;
+      }
+      this.weighKeys(counts.keys());
+    }
     const each = withoutLiveSignal(parsed); // the group follows the signal, with one listener
-    return new JobBatch(
-      items.map((item) => this.enqueue(item.data, item.priority, each)),
-      parsed?.signal,
-    );
+    try {
+      return new JobBatch(
+        items.map((item, i) => this.host.add(this, item.data, item.priority, each, names?.[i])),
+        parsed?.signal,
+      );
+    } finally {
+      this.keysAdded();
+    }
   }
 
   /**

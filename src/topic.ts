@@ -99,6 +99,9 @@ export class Topic<in out T = unknown> {
     }
     if (async || !threads) parseAddOptions(options, async ? false : undefined);
     if (threads) parseAddOptions(options, true);
+    if (options.key != null) {
+      throw new TypeError('qmux: publish option "key" is not allowed: keys belong to queues bound with the "keys" option, not to topics');
+    }
     if (options.transfer !== undefined && options.transfer.length > 0 && subscriptions.length > 1) {
       throw new TypeError(
         `qmux: publish option "transfer" moves the data into one thread, but the topic has ${subscriptions.length} subscriptions; ` +

@@ -2,6 +2,8 @@ import { EventEmitter } from 'eventemitter3';
 import type { AddOptions, ParsedAddOptions } from './add-options.js';
 import { monotonicAt, monotonicClock, type Clock } from './clock.js';
 import { Core, type Origin } from './core/core.js';
+import { KeyFifo } from './core/keys/key-fifo.js';
+import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { Note } from './core/outbox.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './dead-letters.js';
@@ -12,12 +14,13 @@ import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
+import { checkKeysOptions } from './keys.js';
 import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
-import { checkBindOptions, type BindOptions, type Source, type SourceHost } from './source.js';
+import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
 import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
@@ -127,9 +130,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#host = {
       clock: this.#clock,
       threads: threadModule !== undefined,
-      add: (source, data, priority, parsed) => this.#add(source, data, priority, parsed),
+      add: (source, data, priority, parsed, key) => this.#add(source, data, priority, parsed, key),
       cancel: (job, reason) => this.#cancel(job, reason),
-      purge: (source) => this.#purge(source),
+      purge: (source, key) => this.#purge(source, key),
+      wake: () => {
+        if (this.#core.phase === Phase.Started) this.#schedulePass();
+      },
       progress: (job, value) => this.#progress(job, value),
       retire: (source) => {
         this.#core.retire(source);
@@ -243,7 +249,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // The dead job itself may hold it still (its timed-out handler runs): the redrive takes it over.
       if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, holder.status);
     }
-    const refused = source.refusal(1);
+    const key = origin.job.key;
+    const refused = source.refusal(1, key);
     if (refused !== undefined) throw refused;
     const options: AddOptions = {};
     if (userId !== undefined) options.id = userId;
@@ -253,12 +260,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     let job: JobRecord<T, R>;
     if (origin.job.inFlight) {
       // Its last attempt timed out with the handler still running: the new job joins the source
-      // only once that handler settles, so the job never has two attempts in flight.
-      job = this.#newJob(source, entry.data, origin.priority, parsed);
+      // only once that handler settles, so the job never has two attempts in flight (its key
+      // stays active meanwhile, through that running attempt).
+      job = this.#newJob(source, entry.data, origin.priority, parsed, key);
       core.hold(job, origin.job);
       this.#busy = true;
     } else {
-      job = this.#add(source, entry.data, origin.priority, parsed);
+      job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
     }
     // A generated id stays the job's id, and is never looked up.
     if (userId === undefined) job.extras().keptId = entry.id;
@@ -377,9 +385,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * const emails = worker.bindQueue(); // no priority: after every ranked source
    * ```
    */
-  bindQueue(options?: BindOptions): Queue<T, R> {
+  bindQueue(options?: QueueBindOptions<T>): Queue<T, R> {
     return this.#bind('bindQueue()', 'queue', options, (name, order) => {
-      return new Queue<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
+      const due = options?.keys === undefined ? new FifoDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), () => new KeyFifo());
+      return new Queue<T, R>(this.#host, this.#core, due, name, order, options);
     });
   }
 
@@ -393,9 +402,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * reports.add('outage', 0); // runs first
    * ```
    */
-  bindPriorityQueue(options?: BindOptions): PriorityQueue<T, R> {
+  bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R> {
     return this.#bind('bindPriorityQueue()', 'priority-queue', options, (name, order) => {
-      return new PriorityQueue<T, R>(this.#host, this.#core, new PriorityDueJobs(), name, order, options);
+      const due = options?.keys === undefined ? new PriorityDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), () => new PriorityDueJobs());
+      return new PriorityQueue<T, R>(this.#host, this.#core, due, name, order, options);
     });
   }
 
@@ -424,8 +434,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   /** Checks the options, names the source and inserts it at its place in the list. */
-  #bind<S extends Source<T, R>>(call: string, kind: string, options: BindOptions | undefined, make: (name: string, order: number) => S): S {
-    checkBindOptions(call, options);
+  #bind<S extends Source<T, R>>(call: string, kind: string, options: QueueBindOptions<T> | undefined, make: (name: string, order: number) => S): S {
+    checkBindOptions(call, options, kind !== 'subscription');
     const name = this.#nameFor(options?.name, kind);
     const source = make(name, this.#bindCount++);
     this.#core.bind(source as unknown as Source);
@@ -446,17 +456,17 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   // ---------------------------------------------------------------- jobs: adding, cancelling
 
-  #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
-    const job = newJobRecord(source, data, priority, parsed);
+  #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<D, Q> {
+    const job = newJobRecord(source, data, priority, parsed, key);
     this.#core.created(source as unknown as Source);
     return job;
   }
 
   /** Adds one job (the source has checked its options and room). */
-  #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<D, Q> {
-    if (parsed === undefined) return this.#addPlain(source, data, priority);
+  #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<D, Q> {
+    if (parsed === undefined && key === undefined) return this.#addPlain(source, data, priority);
     const core = this.#core;
-    const job = this.#newJob(source, data, priority, parsed);
+    const job = this.#newJob(source, data, priority, parsed, key);
     let runAt: number | undefined;
     let now = UNTIMED;
     if (parsed !== undefined) {
@@ -521,8 +531,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return true;
   }
 
-  #purge(source: Source): number {
-    const purged = this.#core.purge(source);
+  #purge(source: Source, key?: string): number {
+    const purged = this.#core.purge(source, key);
     this.#settle();
     return purged;
   }

@@ -418,6 +418,54 @@ const cases: Record<string, Case | (() => unknown)> = {
     // Constructing a threads worker and refusing the add starts no thread.
     new Worker(ECHO, { autoRun: false }).bindQueue().add(1, { transfer: bad<ArrayBuffer[]>(new ArrayBuffer(8)) }),
   'queue.add(data, options) | `priority: 1` (unknown key)': add({ priority: 1 }),
+  // Keys (SPEC 10)
+  'worker.bindQueue(options) | `keys: 5`': () => idle().bindQueue({ keys: bad<never>(5) }),
+  'worker.bindQueue(options) | `keys: { concurency: 2 }` (unknown field)': () => idle().bindQueue({ keys: bad<never>({ concurency: 2 }) }),
+  "worker.bindQueue(options) | `keys: { by: 'tenant' }`": () => idle().bindQueue({ keys: { by: bad<never>('tenant') } }),
+  'worker.bindQueue(options) | `keys: { weight: 3 }`': () => idle().bindQueue({ keys: { weight: bad<never>(3) } }),
+  'worker.bindQueue(options) | `keys: { concurrency: 0 }`': () => idle().bindQueue({ keys: { concurrency: 0 } }),
+  'worker.bindQueue(options) | `keys: { capacity: 1.5 }`': () => idle().bindQueue({ keys: { capacity: 1.5 } }),
+  'worker.bindQueue(options) | `keys: { rateLimit: { limit: 0, interval: 1000 } }`': () =>
+    idle().bindQueue({ keys: { rateLimit: { limit: 0, interval: 1000 } } }),
+  'worker.bindQueue(options) | `keys: { rateLimit: { limit: 1, interval: 0 } }`': () =>
+    idle().bindQueue({ keys: { rateLimit: { limit: 1, interval: 0 } } }),
+  'worker.subscribe(topic, options) | `keys: {}`': () => idle().subscribe(new Topic(), bad<never>({ keys: {} })),
+  "queue.add(data, options) | `key: 'a'` on a queue without `keys`": () => idle().bindQueue({ name: 'plain' }).add(1, { key: 'a' }),
+  'queue.add(data, options) | `key: {}` on a keyed queue': () =>
+    idle()
+      .bindQueue({ keys: {} })
+      .add(1, { key: bad<never>({}) }),
+  'queue.add(data, options) | `key: NaN` on a keyed queue': () => idle().bindQueue({ keys: {} }).add(1, { key: NaN }),
+  'queue.add(data) | no key on a keyed queue without `keys.by`': () => idle().bindQueue({ name: 'k3', keys: {} }).add(1),
+  'queue.add(data) | `keys.by` returns `null`': () =>
+    idle()
+      .bindQueue({ keys: { by: () => bad<never>(null) } })
+      .add(1),
+  'queue.add(data) | `keys.weight` returns `0`': () =>
+    idle()
+      .bindQueue({ keys: { by: () => 'a', weight: () => 0 } })
+      .add(1),
+  "queue.add(data) | `keys.weight` returns `'2'`": () =>
+    idle()
+      .bindQueue({ keys: { by: () => 'a', weight: () => bad<never>('2') } })
+      .add(1),
+  "queue.add(data, options) | key `'a'` at `keys.capacity: 1`": () => {
+    const q = idle().bindQueue({ name: 'k7', keys: { capacity: 1 } });
+    q.add(1, { key: 'a' });
+    return q.add(2, { key: 'a' });
+  },
+  "topic.publish(data, options) | `key: 'a'`": () => {
+    const topic = new Topic();
+    idle().subscribe(topic);
+    return topic.publish(1, bad<never>({ key: 'a' }));
+  },
+  'queue.pauseKey(key) | on a queue without `keys`': () => idle().bindQueue({ name: 'p1' }).pauseKey('a'),
+  'queue.pauseKey(key) | `{}`': () => idle().bindQueue({ keys: {} }).pauseKey(bad<never>({})),
+  'queue.keyStats(key) | `undefined`': () => idle().bindQueue({ keys: {} }).keyStats(bad<never>(undefined)),
+  "queue.purge(options) | `{ kee: 'a' }` (unknown field)": () =>
+    idle()
+      .bindQueue({ keys: {} })
+      .purge(bad<never>({ kee: 'a' })),
   "queue.addAll(data, options) | data `'abc'` (not an array)": () => queue().addAll(bad<unknown[]>('abc')),
   "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], { id: 'batch' }),
   'pq.add(data, priority) | priority `NaN`': () => priorityQueue().add(1, NaN),

@@ -87,6 +87,25 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toMatch(/acme\s+weight 6\s+12 jobs\s+60%/);
     },
   },
+  'tenants.ts': {
+    check: (out) => {
+      // The table is computed on virtual time (job slots), so it is the same on every run.
+      const row = (tenant: string): number[] => {
+        const match = new RegExp(`^\\| ${tenant}\\s+\\| (\\d+)\\s+\\|\\s+([\\d.]+) / ([\\d.]+) \\|\\s+([\\d.]+) / ([\\d.]+) \\|$`, 'm').exec(out);
+        expect(match, `the row of ${tenant}`).not.toBeNull();
+        return (match as RegExpExecArray).slice(1).map(Number);
+      };
+      expect(row('big')[0]).toBe(10_000);
+      for (const tenant of ['t1', 't2', 't3', 't4', 't5']) {
+        const [jobs, , plainP99, keyedP50, keyedP99] = row(tenant) as [number, number, number, number, number];
+        expect(jobs).toBe(20);
+        // Behind the backlog on a plain queue; about one turn per job with keys (6 tenants, 4 slots).
+        expect(plainP99).toBeGreaterThan(2000);
+        expect(keyedP99).toBeLessThan(40);
+        expect(keyedP50).toBeLessThan(keyedP99);
+      }
+    },
+  },
   'topic-fanout.ts': {
     check: (out) => {
       expect(out).toContain('publish A-0 with 0 subscribers -> 0 jobs');

@@ -34,7 +34,7 @@ const EXIT_BOUND_MS = 30_000;
 
 interface Echoed<T = unknown> {
   data: T;
-  ctx: { id: string; attempt: number; source: string };
+  ctx: { id: string; attempt: number; source: string; key?: string };
   isMainThread: boolean;
   threadId: number;
 }
@@ -86,6 +86,15 @@ describe('threads worker: construction', () => {
     expect(out.data).toEqual({ n: 7 });
     expect(out.ctx).toEqual({ id: 'job-7', attempt: 1, source: 'inbox' });
     expect(out.isMainThread).toBe(false);
+  });
+
+  it('gives a job of a keyed queue its key in ctx.key (SPEC 10)', async () => {
+    const worker = track(new Worker<{ tenant: number }, Echoed<{ tenant: number }>>(ECHO, { concurrency: 1 }));
+    const q = worker.bindQueue({ name: 'tenants', keys: { by: (data) => data.tenant } });
+    const out = await q.add({ tenant: 42 }).result();
+    expect(out.ctx.key).toBe('42');
+    const plain = await worker.bindQueue().add({ tenant: 1 }).result();
+    expect(plain.ctx.key).toBeUndefined();
   });
 
   it('runs a module given as a file path string, with an explicit pool: "threads"', async () => {

@@ -29,6 +29,19 @@ function typeChecks(): void {
   const strings = new Worker(async (job: Job<string>) => job.data.length, { autoRun: false });
   const q = strings.bindQueue();
 
+  // Keys (SPEC 10): keys.by reads the queue's data type, keys is not a subscribe option, a key is a string or a number.
+  const keyed = strings.bindQueue({ keys: { by: (data) => data.length, weight: (key: string) => key.length } });
+  keyed.add('a', { key: 'tenant' });
+  keyed.add('a', { key: 7 });
+  // @ts-expect-error a key is a string or a number
+  keyed.add('a', { key: { tenant: 1 } });
+  // @ts-expect-error keys.by gets the job data, a string here
+  strings.bindQueue({ keys: { by: (data: number) => data } });
+  // @ts-expect-error keys is for queues and priority queues, not subscriptions
+  strings.subscribe(new Topic<string>(), { keys: {} });
+  assertType<Equal<ReturnType<typeof keyed.keyStats>['paused'], boolean>>();
+  assertType<Equal<Job<string>['key'], string | undefined>>();
+
   // Job data is checked on the way in, and a source's data type cannot be widened behind its back.
   // @ts-expect-error a number is not a string
   q.add(5);

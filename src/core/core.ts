@@ -113,7 +113,7 @@ export class Core {
     if (this.deadlines.length === 0 && this.delayed === 0 && this.dispatcher.rateLimited === 0) return Infinity;
     let at = this.deadlines.nextAt();
     if (this.#phase === Phase.Started && this.slotsInUse < this.concurrency && (this.delayed > 0 || this.dispatcher.rateLimited > 0)) {
-      at = Math.min(at, this.#promotion.pending ? this.#promotion.wakeAt(this.dispatcher.list) : this.dispatcher.wakeAt());
+      at = Math.min(at, this.dispatcher.wakeAt(this.#promotion.pending));
     }
     return at;
   }
@@ -270,6 +270,9 @@ export class Core {
   }
 
   #promote(now: number, batch: number): number {
+    const timedKeys = this.dispatcher.timedKeys;
+    // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
+    for (let i = 0; i < timedKeys.length; i++) (timedKeys[i] as Source).keys?.advance(now);
     if (this.delayed === 0) {
       this.#promotion.pending = false;
       return 0;
@@ -309,7 +312,8 @@ export class Core {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     // A priority queue's next job may be any of its due ones: those still in the delayed heap move first.
     if (source.due.needsEveryDue && source.delayed.horizon !== -Infinity) this.catchUp(source);
-    const job = source.due.shift() as JobRecord;
+    const keys = source.keys;
+    const job = (keys === undefined ? source.due.shift() : keys.take(now)) as JobRecord;
     if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
     if (!job.claim()) {
       throw new InvariantError(
@@ -384,6 +388,7 @@ export class Core {
     const source = job.home;
     source.counters.succeeded++;
     this.#freeSlot(source);
+    if (source.keys !== undefined) source.keys.finished(job);
     if (source.retiring) this.#retireIfDrained(source);
     return true;
   }
@@ -461,10 +466,16 @@ export class Core {
     const source = job.home;
     source.counters.failed++;
     const origin: Origin = { job, source, priority: job.priority };
-    const kept = this.deadLetters.add(
-      { id: job.id, data: job.data, source: source.name, error, attempts: job.attempts, failedAt: new Date(wallNow) },
-      origin,
-    );
+    const entry: { id: string; data: unknown; source: string; error: unknown; attempts: number; failedAt: Date; key?: string } = {
+      id: job.id,
+      data: job.data,
+      source: source.name,
+      error,
+      attempts: job.attempts,
+      failedAt: new Date(wallNow),
+    };
+    if (job.key !== undefined) entry.key = job.key;
+    const kept = this.deadLetters.add(entry, origin);
     if (kept) {
       this.counters.dead++;
       source.counters.dead++;
@@ -487,6 +498,8 @@ export class Core {
         this.#admitHeld(successor, now);
       }
     }
+    // After the held successor joined: its key (the same) stays active instead of being forgotten.
+    if (source.keys !== undefined) source.keys.finished(job);
     if (source.retiring) this.#retireIfDrained(source);
   }
 
@@ -512,6 +525,18 @@ export class Core {
     // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
     this.admit(job, undefined, now);
+  }
+
+  // ---------------------------------------------------------------- keys (SPEC 10)
+
+  /** Pauses key `name` of a keyed queue (`weight`: the shell's answer of `keys.weight`, should the key become active now). */
+  pauseKey(source: Source, name: string, weight: number): void {
+    source.keys?.pause(name, weight);
+  }
+
+  /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
+  resumeKey(source: Source, name: string): boolean {
+    return source.keys?.resume(name) === true;
   }
 
   // ---------------------------------------------------------------- progress
@@ -549,10 +574,11 @@ export class Core {
       if (state === State.Delayed) {
         source.delayed.markRemoved();
         this.delayed--;
-      } else {
+      } else if (source.keys === undefined) {
         source.due.markRemoved();
         if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
       }
+      if (source.keys !== undefined) source.keys.removed(job, state === State.Delayed);
       this.waiting--;
       if (job.dueAt !== UNTIMED) source.timed--;
       if (job.ext?.timeout !== undefined) this.#timedOutable--;
@@ -570,23 +596,41 @@ export class Core {
    * Removes every waiting job of `source` (due, delayed, held). Every job is settled before any
    * note: a `cancelled` listener that cancels another of them (or purges again) finds it settled.
    */
-  purge(source: Source): number {
-    const jobs = source.due.drain();
-    const delayed = source.delayed.drain();
+  purge(source: Source, key?: string): number {
+    const keys = source.keys;
+    let jobs: JobRecord[];
+    let delayed: JobRecord[];
+    if (keys === undefined) {
+      jobs = source.due.drain();
+      delayed = source.delayed.drain();
+    } else {
+      ({ due: jobs, delayed } = keys.purge(key));
+    }
     this.waiting -= jobs.length + delayed.length;
     this.delayed -= delayed.length;
-    source.timed = 0;
-    source.forgetWaiting();
     for (const job of delayed) jobs.push(job);
+    if (key === undefined) {
+      source.timed = 0;
+      source.forgetWaiting();
+    } else {
+      // One key's jobs (SPEC 10): the other keys' jobs still wait.
+      for (const job of jobs) {
+        if (job.dueAt !== UNTIMED) source.timed--;
+        job.state = State.Cancelled; // before forget, which prunes what has left
+      }
+      for (const job of jobs) source.forget(job);
+    }
     for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
     const held = source.held;
     if (held !== undefined) {
       for (const job of held) {
+        if (key !== undefined && job.key !== key) continue;
         (job.ext as NonNullable<JobRecord['ext']>).held = false; // never joins now
+        held.delete(job);
         jobs.push(job);
+        this.waiting--;
       }
-      this.waiting -= held.size;
-      source.held = undefined;
+      if (held.size === 0) source.held = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) {

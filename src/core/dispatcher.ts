@@ -16,8 +16,10 @@ export class Dispatcher {
   readonly views: SourceView[] = [];
   /** The time of the decision in progress; the views' `eligible` reads it. */
   now = 0;
-  /** Bound sources with a rate limit: while any exists, decisions depend on the time. */
+  /** Bound sources with a rate limit (their own or per key): while any exists, decisions depend on the time. */
   rateLimited = 0;
+  /** Bound keyed queues with a per-key rate limit: time passing can let their keys run (see `KeyedJobs.advance`). */
+  readonly timedKeys: Source[] = [];
   readonly #picker: Picker;
   readonly #strategyName: string;
   /**
@@ -43,7 +45,8 @@ export class Dispatcher {
     list.splice(at, 0, source);
     this.views.splice(at, 0, source.view);
     this.#reindex(at);
-    if (source.rate !== undefined) this.rateLimited++;
+    if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited++;
+    if (source.keys?.timed === true) this.timedKeys.push(source);
   }
 
   /** Takes a source out of the list. */
@@ -54,7 +57,8 @@ export class Dispatcher {
     this.views.splice(at, 1);
     this.#reindex(at);
     source.index = -1;
-    if (source.rate !== undefined) this.rateLimited--;
+    if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited--;
+    if (source.keys?.timed === true) this.timedKeys.splice(this.timedKeys.indexOf(source), 1);
     // #servedUnasked stays, even if it is this source: the picker still hears of it (Picker.served
     // says it may have left the list), so that RoundRobin gives the turn to the source after it.
   }
@@ -87,13 +91,21 @@ export class Dispatcher {
    * a rate window opens), or `Infinity`. Sources held back by their own concurrency are not
    * counted: a finishing job wakes the worker for those.
    */
-  wakeAt(): number {
+  wakeAt(promoting = false): number {
     let at = Infinity;
     for (const source of this.list) {
-      if (source.delayed.length > 0) at = Math.min(at, source.delayed.nextDueAt());
-      if (source.rate !== undefined && source.due.length > 0 && source.running < source.maxRunning) {
+      // While a promotion is in progress, a source still holding due jobs in its delayed heap is
+      // left out of the delayed term: its earliest is due already, the shell's continuation moves
+      // them and the pass after it re-arms (or the shell would re-arm for a time already past).
+      if (source.delayed.length > 0 && !(promoting && source.delayed.backlogged)) at = Math.min(at, source.delayed.nextDueAt());
+      const keys = source.keys;
+      // A keyed queue can give a job only through a key that may run (SPEC 10).
+      const hasDue = keys === undefined ? source.due.length > 0 : keys.hasReady;
+      if (source.rate !== undefined && hasDue && source.running < source.maxRunning) {
         at = Math.min(at, source.rate.openAt());
       }
+      // A key waiting only for its rate window.
+      if (keys !== undefined && source.running < source.maxRunning) at = Math.min(at, keys.wakeAt());
     }
     return at;
   }

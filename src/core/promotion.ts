@@ -85,21 +85,6 @@ export class Promotion {
   }
 
   /**
-   * `Dispatcher.wakeAt` while a promotion is in progress: a source still holding due jobs is left
-   * out of the delayed term (its earliest is due already; the shell's continuation moves them,
-   * and the pass after it re-arms), or the shell would re-arm for a time already past.
-   */
-  wakeAt(list: readonly Source[]): number {
-    let at = Infinity;
-    for (let i = 0; i < list.length; i++) {
-      const source = list[i] as Source;
-      if (source.delayed.length > 0 && !source.delayed.backlogged) at = Math.min(at, source.delayed.nextDueAt());
-      if (source.rate !== undefined && source.due.length > 0 && source.running < source.maxRunning) at = Math.min(at, source.rate.openAt());
-    }
-    return at;
-  }
-
-  /**
    * After a job left the due order of `source` (it started or was cancelled): moves the next due
    * delayed job if the order needs it now. Returns how many moved (0 or 1).
    */

@@ -68,7 +68,7 @@ function isLive(job: JobRecord): boolean {
  * goes before them, as in a priority queue (SPEC 5), so that {@link FifoDueJobs.shift}, which
  * merges the heads of its two queues, keeps reading each in order. O(n), on such ties only.
  */
-function insertInOrder(queue: ChunkedQueue<JobRecord>, job: JobRecord): JobRecord {
+export function insertInOrder(queue: ChunkedQueue<JobRecord>, job: JobRecord): JobRecord {
   const jobs: JobRecord[] = [];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) jobs.push(next);
   let at = jobs.length;

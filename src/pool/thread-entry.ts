@@ -13,6 +13,8 @@ export interface ThreadTask {
   id: string;
   attempt: number;
   source: string;
+  /** The job's key, in a queue bound with `keys`. */
+  key: string | undefined;
   /** The abort-table cell of this task: where to say which thread runs it (see `ThreadPool.abort`). */
   cell: number;
   /** The job's `seq`: tells this task's progress reports from those of an earlier task of the cell. */
@@ -45,6 +47,8 @@ export interface ThreadContext {
   attempt: number;
   /** Name of the source the job came from. */
   source: string;
+  /** The job's key in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
+  key: string | undefined;
   /**
    * Reports progress, as `job.updateProgress` does in the main thread: the value (a number,
    * string, boolean or object) is structured-cloned to the main thread, recorded as the handle's
@@ -113,6 +117,7 @@ class TaskContext implements ThreadContext {
   readonly id: string;
   readonly attempt: number;
   readonly source: string;
+  readonly key: string | undefined;
   readonly #cell: number;
   readonly #seq: number;
   #sent = 0;
@@ -122,6 +127,7 @@ class TaskContext implements ThreadContext {
     this.id = task.id;
     this.attempt = task.attempt;
     this.source = task.source;
+    this.key = task.key;
     this.#cell = task.cell;
     this.#seq = task.seq;
   }

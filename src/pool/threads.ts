@@ -250,6 +250,7 @@ export class ThreadPool {
       id: job.id,
       attempt: job.attempts,
       source: job.home.name,
+      key: job.key,
       cell,
       seq: job.seq,
       [kQueueOptions]: job,

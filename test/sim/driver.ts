@@ -12,6 +12,8 @@
  */
 import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
 import { Core, type Origin } from '../../src/core/core.js';
+import { KeyFifo } from '../../src/core/keys/key-fifo.js';
+import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
 import type { Deadline } from '../../src/core/deadlines.js';
 import { Note } from '../../src/core/outbox.js';
 import { retryDelay } from '../../src/core/retry-decision.js';
@@ -23,7 +25,8 @@ import { type JobRecord, newJobRecord, State, UNTIMED } from '../../src/job.js';
 import { PriorityQueue } from '../../src/priority-queue.js';
 import { Queue } from '../../src/queue.js';
 import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
-import { checkBindOptions, type BindOptions, type Source, type SourceHost } from '../../src/source.js';
+import { checkKeysOptions } from '../../src/keys.js';
+import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from '../../src/source.js';
 import { Strategy } from '../../src/strategies/index.js';
 import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
 import { Subscription, Topic } from '../../src/topic.js';
@@ -136,7 +139,7 @@ class MSource {
   constructor(
     readonly src: Source,
     readonly kind: 'queue' | 'pq' | 'sub',
-    readonly options: BindOptions,
+    readonly options: QueueBindOptions<never>,
     readonly bindOrder: number,
   ) {}
   get name(): string {
@@ -156,6 +159,12 @@ class MSource {
     for (const job of this.jobs) if (job.state === state) n++;
     return n;
   }
+  /** `SourceView.length`: due jobs, in keys that are not paused for a keyed queue (SPEC 10). */
+  viewLength(): number {
+    let n = 0;
+    for (const job of this.jobs) if (job.state === 'waiting' && (this.keys === undefined || !this.pausedKeys.has(job.rec.key as string))) n++;
+    return n;
+  }
   hasDue(): boolean {
     for (const job of this.jobs) if (job.state === 'waiting') return true;
     return false;
@@ -173,8 +182,53 @@ class MSource {
     return (this.starts[this.starts.length - rate.limit] as number) + rate.interval;
   }
   eligible(now: number): boolean {
-    return this.running < this.maxRunning && this.rateAllows(now) && this.hasDue();
+    return this.running < this.maxRunning && this.rateAllows(now) && this.hasDue() && (this.keys === undefined || this.hasEligibleKey(now));
   }
+  // ---- keys (SPEC 10), modelled independently of src/core/keys
+  /** The keyed queue's limits, when bound with `keys`. */
+  keys: KeyLimits | undefined = undefined;
+  readonly pausedKeys = new Set<string>();
+  readonly keyRunning = new Map<string, number>();
+  readonly keyStarts = new Map<string, number[]>();
+  keyRateAllows(key: string, now: number): boolean {
+    const rate = this.keys?.rateLimit;
+    if (rate === undefined) return true;
+    const starts = this.keyStarts.get(key) ?? [];
+    let recent = 0;
+    for (let i = starts.length - 1; i >= 0 && now - (starts[i] as number) < rate.interval; i--) recent++;
+    return recent < rate.limit;
+  }
+  keyOpenAt(key: string): number {
+    const rate = this.keys?.rateLimit;
+    const starts = this.keyStarts.get(key) ?? [];
+    if (rate === undefined || starts.length < rate.limit) return -Infinity;
+    return (starts[starts.length - rate.limit] as number) + rate.interval;
+  }
+  /** A key may run but for its rate window: it has a due job, is not paused, is under keys.concurrency. */
+  keyWants(key: string): boolean {
+    if (this.pausedKeys.has(key) || (this.keyRunning.get(key) ?? 0) >= (this.keys as KeyLimits).concurrency) return false;
+    for (const job of this.jobs) if (job.state === 'waiting' && job.rec.key === key) return true;
+    return false;
+  }
+  keyEligible(key: string, now: number): boolean {
+    return this.keyWants(key) && this.keyRateAllows(key, now);
+  }
+  hasEligibleKey(now: number): boolean {
+    for (const job of this.jobs) if (job.state === 'waiting' && this.keyEligible(job.rec.key as string, now)) return true;
+    return false;
+  }
+  /** Keys that must be remembered: with jobs waiting (held ones too) or running, or paused. */
+  activeKeys(): Set<string> {
+    const keys = new Set<string>(this.pausedKeys);
+    for (const job of this.jobs) keys.add(job.rec.key as string);
+    for (const [key, n] of this.keyRunning) if (n > 0) keys.add(key);
+    return keys;
+  }
+}
+
+/** The key the simulator's `keys.by` gives a job's data (always a number here). */
+function simKey(data: unknown): string {
+  return `k${(data as number) % 4}`;
 }
 
 /** `a` goes before `b` in the list: priority number (unranked last), then bind order. */
@@ -241,6 +295,7 @@ const OPERATIONS = [
   ['release', 3],
   ['fault', 0.4],
   ['dupName', 0.4],
+  ['pauseKey', 1.5],
 ] as const;
 /** More binds and unsubscribes: sources come and go, the list is often one source long. */
 const CHURN_OPERATIONS = OPERATIONS.map(([op, weight]) =>
@@ -343,10 +398,11 @@ export class Simulation {
     this.host = {
       clock: { now: () => this.now },
       threads: false,
-      add: <T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined): JobRecord<T, R> =>
-        this.#hostAdd(source as unknown as Source, data, priority, parsed) as unknown as JobRecord<T, R>,
+      add: <T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<T, R> =>
+        this.#hostAdd(source as unknown as Source, data, priority, parsed, key) as unknown as JobRecord<T, R>,
       cancel: (job, reason) => this.#hostCancel(job, reason),
-      purge: (source) => this.#hostPurge(source),
+      purge: (source, key) => this.#hostPurge(source, key),
+      wake: () => undefined, // every step ends with a pass
       // The simulator's handlers report no progress; the core's rule is tested in progress.test.ts.
       progress: (job, value) => void this.core.progress(job, value),
       retire: (source) => this.#hostRetire(source),
@@ -425,6 +481,9 @@ export class Simulation {
           this.note('fault: the next pick throws');
         }
         break;
+      case 'pauseKey':
+        this.#opPauseKey();
+        break;
       case 'dupName':
         this.#opDuplicateName();
         break;
@@ -441,6 +500,10 @@ export class Simulation {
     this.stepNo = this.options.steps + 1;
     this.note('final drain');
     for (const attempt of this.#inFlight) if (attempt.settleAt === Infinity) attempt.settleAt = this.now + this.rng.int(0, 10);
+    for (const source of this.sources) {
+      for (const key of source.pausedKeys) (source.src as Queue).resumeKey(key);
+      source.pausedKeys.clear();
+    }
     for (let i = 0; ; i++) {
       if (i > 50_000) this.fail('the final drain did not finish: work is left that nothing runs');
       this.#ensureStarted();
@@ -466,6 +529,14 @@ export class Simulation {
     this.eq(core.deadlines.length, 0, 'deadlines at the end');
     this.eq(core.status, 'idle', 'status at the end');
     for (const source of this.sources) if (source.retiring && !source.left) this.fail(`unsubscribed ${source.name} never left the list`);
+    // Drained, every key is forgotten once its starts leave its rate window (SPEC 10).
+    this.now += 100;
+    core.promote(this.now);
+    for (const source of this.sources) {
+      if (source.keys !== undefined && (source.src as Queue).keyCount !== 0) {
+        this.fail(`${source.name} still remembers ${(source.src as Queue).keyCount} keys after draining`);
+      }
+    }
   }
 
   #ensureStarted(): void {
@@ -607,9 +678,25 @@ export class Simulation {
       this.fail(`${this.cfg.strategy} should have picked ${expectedSource.name}, the core started from ${source.name}`);
     }
     if (listed.length === 1) this.#rrUnasked = source;
-    // Within a source: priority number (priority queues), then due time, then add order.
+    const key = job.rec.key;
+    if (source.keys !== undefined) {
+      // Per-key caps are never exceeded (SPEC 10).
+      const k = key as string;
+      if (source.pausedKeys.has(k)) this.fail(`job #${job.n} of paused key ${k} of ${source.name} started`);
+      const running = source.keyRunning.get(k) ?? 0;
+      if (running >= source.keys.concurrency)
+        this.fail(`job #${job.n} started with ${running} of key ${k} running at keys.concurrency ${source.keys.concurrency}`);
+      if (!source.keyRateAllows(k, this.now)) this.fail(`job #${job.n} started past key ${k}'s rate limit`);
+      source.keyRunning.set(k, running + 1);
+      const starts = source.keyStarts.get(k) ?? [];
+      starts.push(this.now);
+      if (starts.length > 4) starts.shift();
+      source.keyStarts.set(k, starts);
+    }
+    // Within a source (within a key, in a keyed queue): priority number (priority queues), then
+    // due time, then add order.
     for (const other of source.jobs) {
-      if (other.state === 'waiting' && other !== job && this.#dueBefore(other, job)) {
+      if (other.state === 'waiting' && other !== job && other.rec.key === key && this.#dueBefore(other, job)) {
         this.fail(`job #${job.n} of ${source.name} started before job #${other.n}, which is due first`);
       }
     }
@@ -659,7 +746,7 @@ export class Simulation {
       case 'MinLen': {
         const sign = this.cfg.strategy === 'MaxLen' ? 1 : -1;
         let best = eligible[0] as MSource;
-        for (const source of eligible) if (sign * source.count('waiting') > sign * best.count('waiting')) best = source;
+        for (const source of eligible) if (sign * source.viewLength() > sign * best.viewLength()) best = source;
         return best;
       }
       case 'RoundRobin': {
@@ -766,6 +853,7 @@ export class Simulation {
     this.#inFlight.delete(attempt);
     job.attempt = undefined;
     source.running--;
+    if (source.keys !== undefined) source.keyRunning.set(record.key as string, (source.keyRunning.get(record.key as string) ?? 0) - 1);
     const successor = job.successor;
     if (successor !== undefined) {
       job.successor = undefined;
@@ -845,8 +933,8 @@ export class Simulation {
 
   // ================================================================ the host (what sources call)
 
-  #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): MJob {
-    const record = newJobRecord(source, data, priority, parsed);
+  #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key?: string): MJob {
+    const record = newJobRecord(source, data, priority, parsed, key);
     this.core.created(source);
     this.#created++;
     const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
@@ -855,10 +943,11 @@ export class Simulation {
   }
 
   /** `Worker#add`. */
-  #hostAdd(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined): JobRecord {
+  #hostAdd(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord {
     const core = this.core;
-    const job = this.#newJob(source, data, priority, parsed);
+    const job = this.#newJob(source, data, priority, parsed, key);
     const model = job.src;
+    if (model.keys !== undefined) this.eq(key, simKey(data), `key of a new job of ${model.name}`);
     if (parsed?.signal?.aborted === true) {
       this.note(`add job #${job.n} to ${model.name} with an aborted signal`);
       core.cancelAtAdd(job.rec, parsed.signal.reason);
@@ -920,11 +1009,11 @@ export class Simulation {
   }
 
   /** `Worker#purge`. */
-  #hostPurge(source: Source): number {
+  #hostPurge(source: Source, key?: string): number {
     const model = this.#modelSource(source);
-    const victims = [...model.jobs].sort((a, b) => a.rec.seq - b.rec.seq);
-    const purged = this.core.purge(source);
-    this.note(`purge ${model.name}: ${purged}`);
+    const victims = [...model.jobs].filter((job) => key === undefined || job.rec.key === key).sort((a, b) => a.rec.seq - b.rec.seq);
+    const purged = this.core.purge(source, key);
+    this.note(`purge ${model.name}${key === undefined ? '' : ` key ${key}`}: ${purged}`);
     this.eq(purged, victims.length, `jobs purged from ${model.name}`);
     for (const job of victims) {
       job.state = 'cancelled';
@@ -981,31 +1070,38 @@ export class Simulation {
       return;
     }
     const count = many ? rng.int(1, 5) : 1;
-    this.#expectRefusal(this.#refusal(source, count), () => {
+    const single = rng.int(0, 999);
+    const data = many ? Array.from({ length: count }, (_, i) => i) : [single];
+    this.#expectRefusal(this.#refusal(source, count, data.map(simKey)), () => {
       if (source.kind === 'queue') {
         const queue = source.src as Queue;
-        if (many)
-          queue.addAll(
-            Array.from({ length: count }, (_, i) => i),
-            options,
-          );
-        else queue.add(rng.int(0, 999), options);
+        if (many) queue.addAll(data, options);
+        else queue.add(single, options);
       } else {
         const pq = source.src as PriorityQueue;
         if (many)
           pq.addAll(
-            Array.from({ length: count }, (_, i) => ({ data: i, priority: rng.int(0, 3) })),
+            data.map((i) => ({ data: i, priority: rng.int(0, 3) })),
             options,
           );
-        else pq.add(rng.int(0, 999), rng.int(0, 3), options);
+        else pq.add(single, rng.int(0, 3), options);
       }
     });
   }
 
   /** What the public add must refuse (SPEC 3, 5): closed or retiring, or no room for `count`. */
-  #refusal(source: MSource, count: number): 'closed' | 'full' | undefined {
+  #refusal(source: MSource, count: number, keys?: readonly (string | undefined)[]): 'closed' | 'full' | undefined {
     if (source.closed || source.retiring) return 'closed';
     if (source.jobs.size + count > source.capacity) return 'full';
+    if (source.keys !== undefined && keys !== undefined) {
+      const adding = new Map<string, number>();
+      for (const key of keys) adding.set(key as string, (adding.get(key as string) ?? 0) + 1);
+      for (const [key, n] of adding) {
+        let waiting = 0;
+        for (const job of source.jobs) if (job.rec.key === key && job.state !== 'held') waiting++;
+        if (waiting + n > source.keys.capacity) return 'full';
+      }
+    }
     return undefined;
   }
 
@@ -1091,7 +1187,29 @@ export class Simulation {
 
   #opPurge(): void {
     const listed = this.#listed();
-    if (listed.length > 0) this.rng.pick(listed).src.purge();
+    if (listed.length === 0) return;
+    const source = this.rng.pick(listed);
+    if (source.keys !== undefined && this.rng.chance(0.6)) (source.src as Queue).purge({ key: `k${this.rng.int(0, 3)}` });
+    else source.src.purge();
+  }
+
+  /** Pauses or resumes a key of a keyed queue (SPEC 10), paused keys before their jobs arrive too. */
+  #opPauseKey(): void {
+    const keyed = this.#listed().filter((source) => source.keys !== undefined);
+    if (keyed.length === 0) return;
+    const source = this.rng.pick(keyed);
+    const key = `k${this.rng.int(0, 3)}`;
+    const queue = source.src as Queue;
+    if (source.pausedKeys.has(key) || this.rng.chance(0.3)) {
+      queue.resumeKey(key);
+      source.pausedKeys.delete(key);
+      this.note(`resume key ${key} of ${source.name}`);
+    } else {
+      queue.pauseKey(key);
+      source.pausedKeys.add(key);
+      this.note(`pause key ${key} of ${source.name}`);
+    }
+    this.expect([], 'pause/resume key');
   }
 
   #opClose(): void {
@@ -1127,8 +1245,8 @@ export class Simulation {
     if (origin === undefined) this.fail('a kept dead letter has no origin');
     const blocker = this.#model(origin.job);
     const model = this.#modelSource(origin.source);
-    const refusal = this.#refusal(model, 1);
-    const refused = origin.source.refusal(1);
+    const refusal = this.#refusal(model, 1, [origin.job.key]);
+    const refused = origin.source.refusal(1, origin.job.key);
     this.eq(refused instanceof QueueClosedError ? 'closed' : refused instanceof QueueFullError ? 'full' : undefined, refusal, 'refusal of a redrive');
     if (refused !== undefined) return;
     const options: { timeout?: number; retry?: RetryOptions } = {};
@@ -1138,7 +1256,7 @@ export class Simulation {
     const parsed = origin.source.parseOptions(options);
     this.eq(origin.job.inFlight, blocker.attempt !== undefined, `inFlight of dead job #${blocker.n}`);
     if (origin.job.inFlight) {
-      const job = this.#newJob(origin.source, entry.data, origin.priority, parsed);
+      const job = this.#newJob(origin.source, entry.data, origin.priority, parsed, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
       core.hold(job.rec, origin.job);
       job.state = 'held';
@@ -1148,7 +1266,7 @@ export class Simulation {
       this.expect([], 'hold');
     } else {
       this.note(`redrive job #${blocker.n}`);
-      this.#hostAdd(origin.source, entry.data, origin.priority, parsed);
+      origin.source.enqueue(entry.data, origin.priority, parsed, origin.job.key);
     }
     core.deadLetters.remove(entry);
     this.#dead.splice(index, 1);
@@ -1172,23 +1290,43 @@ export class Simulation {
   #bind(): void {
     const rng = this.rng;
     const kind = this.cfg.flavour === 'churn' && rng.chance(0.5) ? 'sub' : rng.pick(['queue', 'queue', 'pq', 'sub'] as const);
-    const options: BindOptions = {};
+    const options: QueueBindOptions<never> = {};
     if (rng.chance(0.6)) options.priority = rng.int(0, 3);
     if (rng.chance(0.5)) options.weight = rng.int(1, 6);
     if (rng.chance(0.25)) options.capacity = rng.int(1, 12);
     if (rng.chance(0.3)) options.concurrency = rng.int(1, 3);
     if (rng.chance(0.25)) options.rateLimit = { limit: rng.int(1, 3), interval: rng.int(5, 40) };
-    checkBindOptions('sim bind', options);
+    if (kind !== 'sub' && rng.chance(0.4)) {
+      const keys: NonNullable<QueueBindOptions<never>['keys']> = { by: simKey as (data: never) => string };
+      if (rng.chance(0.5)) keys.concurrency = rng.int(1, 2);
+      if (rng.chance(0.3)) keys.rateLimit = { limit: rng.int(1, 2), interval: rng.int(5, 30) };
+      if (rng.chance(0.3)) keys.capacity = rng.int(1, 6);
+      if (rng.chance(0.3)) keys.weight = (key: string) => 1 + (key.charCodeAt(1) % 3);
+      options.keys = keys;
+    }
+    checkBindOptions('sim bind', options, kind !== 'sub');
     const free = this.sources.filter((source) => source.left && !this.core.names.has(source.name));
     const name = free.length > 0 && rng.chance(0.3) ? rng.pick(free).name : `${kind}-${++this.#sourceCount}`;
     this.core.claimName(name, 'sim');
     const order = this.#bindCount++;
     let source: Source;
-    if (kind === 'pq') source = new PriorityQueue(this.host, this.core, new PriorityDueJobs(), name, order, options);
-    else if (kind === 'queue') source = new Queue(this.host, this.core, new FifoDueJobs(), name, order, options);
-    else source = new Subscription(this.host, this.core, new FifoDueJobs(), name, order, options);
+    const limits = options.keys === undefined ? undefined : checkKeysOptions(options.keys);
+    if (kind === 'pq') {
+      const due = limits === undefined ? new PriorityDueJobs() : new KeyedJobs(limits, () => new PriorityDueJobs());
+      source = new PriorityQueue(this.host, this.core, due, name, order, options);
+    } else if (kind === 'queue') {
+      source = new Queue(
+        this.host,
+        this.core,
+        limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, () => new KeyFifo()),
+        name,
+        order,
+        options,
+      );
+    } else source = new Subscription(this.host, this.core, new FifoDueJobs(), name, order, options);
     this.core.bind(source);
     const model = new MSource(source, kind, options, order);
+    model.keys = limits;
     this.sources.push(model);
     this.#listCache = undefined;
     this.#bySource.set(source, model);
@@ -1197,7 +1335,7 @@ export class Simulation {
       this.topic.attach(source);
       this.#topicSubs.push(model);
     }
-    this.note(`bind ${kind} ${name} ${JSON.stringify(options)}`);
+    this.note(`bind ${kind} ${name} ${JSON.stringify(options)}${options.keys?.weight === undefined ? '' : ' (weighted keys)'}`);
     this.expect([], 'bind');
   }
 
@@ -1372,6 +1510,7 @@ export class Simulation {
         this.fail(`${source.name} disagrees with the model: core has ${core}; the model ${model}`);
       }
       if (s.running < 0) this.fail(`${source.name}: running went negative`);
+      if (source.keys !== undefined) this.#checkKeys(source);
       waiting += s.length;
       delayed += s.delayed.length;
     }
@@ -1423,7 +1562,13 @@ export class Simulation {
       if (kept.entry !== undefined) this.fail(`dead letter ${i} changed`);
       kept.entry = entry;
       const job = kept.job;
-      if (entry.id !== job.rec.id || entry.data !== job.rec.data || entry.attempts !== job.attempts || entry.source !== job.src.name) {
+      if (
+        entry.id !== job.rec.id ||
+        entry.data !== job.rec.data ||
+        entry.attempts !== job.attempts ||
+        entry.source !== job.src.name ||
+        entry.key !== job.rec.key
+      ) {
         this.fail(`dead letter ${i} is not job #${job.n}'s (attempts ${entry.attempts}, source ${entry.source})`);
       }
     }
@@ -1453,8 +1598,18 @@ export class Simulation {
     if (started && free && !continuation) {
       if (wake > earliestDue) this.fail(`wakeAt ${wake} is after the earliest due time of a delayed job, ${earliestDue}`);
       for (const source of listed) {
-        if (source.running < source.maxRunning && hasDue.has(source) && !source.rateAllows(this.now) && wake > source.openAt()) {
+        // A keyed queue can give a job only through a key that may run.
+        const mayGive = source.keys === undefined ? hasDue.has(source) : source.hasEligibleKey(this.now);
+        if (source.running < source.maxRunning && mayGive && !source.rateAllows(this.now) && wake > source.openAt()) {
           this.fail(`wakeAt ${wake} is after ${source.name}'s rate window opens at ${source.openAt()}`);
+        }
+        // A key waiting only for its rate window wakes the worker when it opens (SPEC 10).
+        if (source.keys?.rateLimit !== undefined && source.running < source.maxRunning && afterPass) {
+          for (const key of source.activeKeys()) {
+            if (source.keyWants(key) && !source.keyRateAllows(key, this.now) && wake > source.keyOpenAt(key)) {
+              this.fail(`wakeAt ${wake} is after key ${key} of ${source.name} may start again at ${source.keyOpenAt(key)}`);
+            }
+          }
         }
       }
     }
@@ -1472,6 +1627,35 @@ export class Simulation {
     }
     if (wake <= this.now && !continuation)
       this.fail(`wakeAt ${wake} is not after now (${this.now}) after a pass: the shell would re-arm at once, forever`);
+  }
+
+  /**
+   * A keyed queue's keys against the model: each active key's figures, and its memory: a key
+   * with nothing waiting or running, not paused, is forgotten (at once without a rate limit;
+   * with one, once its starts leave the window, which {@link #finalDrain} checks).
+   */
+  #checkKeys(source: MSource): void {
+    const queue = source.src as Queue;
+    const active = source.activeKeys();
+    for (const key of active) {
+      const stats = queue.keyStats(key);
+      let due = 0;
+      let late = 0;
+      for (const job of source.jobs) {
+        if (job.rec.key !== key) continue;
+        if (job.state === 'waiting') due++;
+        else if (job.state === 'delayed') late++;
+      }
+      const expected = { waiting: due + late, due, delayed: late, running: source.keyRunning.get(key) ?? 0, paused: source.pausedKeys.has(key) };
+      if (JSON.stringify(stats) !== JSON.stringify(expected)) {
+        this.fail(`key ${key} of ${source.name}: keyStats ${JSON.stringify(stats)}, the model ${JSON.stringify(expected)}`);
+      }
+    }
+    const count = queue.keyCount;
+    if (count < active.size) this.fail(`${source.name} counts ${count} keys, but ${active.size} are active`);
+    if (source.keys?.rateLimit === undefined && count !== active.size) {
+      this.fail(`${source.name} remembers ${count} keys, but only ${active.size} are active: forgotten keys hold memory`);
+    }
   }
 
   eq<T>(actual: T, expected: T, what: string): void {

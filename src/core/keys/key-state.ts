@@ -1,0 +1,67 @@
+import type { DueJobs } from '../../internal/due-jobs.js';
+import type { RateWindow } from '../../internal/rate-window.js';
+
+/**
+ * Where a key waits. Only a `Ready` key is in the turn order; the others wait outside it, so
+ * choosing the next key never walks past keys that cannot run.
+ *
+ * @internal
+ */
+export enum Place {
+  /** Not in any structure: nothing due, paused, or at its `keys.concurrency` (an event brings it back). */
+  Idle = 0,
+  /** In the turn order: it may give a job now. */
+  Ready = 1,
+  /** Could run but for its rate window: in the heap of windows, by the time it opens. */
+  RateWait = 2,
+  /** Nothing waits or runs, but starts are still inside its rate window: forgotten once they leave it. */
+  Cooling = 3,
+}
+
+/**
+ * One active key of a keyed queue: its due jobs, its counts, its own limits, and its place in
+ * the turn order. Made when the key becomes active, dropped when it is forgotten.
+ *
+ * @internal
+ */
+export class KeyState {
+  /** `String(key)`. */
+  readonly name: string;
+  /** Its due jobs, in the queue's order (FIFO by due time, or by priority). */
+  readonly jobs: DueJobs;
+  /** Its weight (`keys.weight(name)` when it became active; 1 without `keys.weight`). */
+  readonly weight: number;
+  /** Its rate window, when `keys.rateLimit` is set. */
+  readonly rate: RateWindow | undefined;
+  /** Activation order within the queue: the tie-break of the turn order. */
+  readonly order: number;
+  /** Delayed jobs of this key. */
+  delayed = 0;
+  /** Jobs of this key in flight. */
+  running = 0;
+  paused = false;
+  place: Place = Place.Idle;
+  /** Position in whichever heap holds it (rate windows, cooling, or a weighted turn heap). */
+  heapIndex = -1;
+  /** RateWait: when its window opens. Cooling: when its last start leaves the window. */
+  at = 0;
+  /** When it last started a job (only kept with a rate limit); -1 before its first (a small integer, not a boxed double). */
+  lastStartAt = -1;
+  // -- turn order with equal weights: the round it is due in, and its neighbours in that round's list.
+  round = 0;
+  prev: KeyState | undefined = undefined;
+  next: KeyState | undefined = undefined;
+  // -- turn order with weights (WF2Q+): virtual start and finish of its next job.
+  start = 0;
+  finish = 0;
+  /** In the weighted turn order: in the heap of keys whose start has come (else the pending one). */
+  startReached = false;
+
+  constructor(name: string, jobs: DueJobs, weight: number, rate: RateWindow | undefined, order: number) {
+    this.name = name;
+    this.jobs = jobs;
+    this.weight = weight;
+    this.rate = rate;
+    this.order = order;
+  }
+}

@@ -1,0 +1,399 @@
+import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
+import { RateWindow } from '../../internal/rate-window.js';
+import type { JobRecord, KeyedJobRecord } from '../../job.js';
+import type { KeyStats } from '../../keys.js';
+import { KeyHeap } from './key-heap.js';
+import { KeyState, Place } from './key-state.js';
+import { RoundRobinTurns, WeightedTurns, type Turns } from './turns.js';
+
+/** What a keyed queue was bound with, once checked (see `keys.ts`). @internal */
+export interface KeyLimits {
+  /** Most jobs of one key running at once. */
+  concurrency: number;
+  /** Most jobs of one key waiting. */
+  capacity: number;
+  /** Per-key rate limit. */
+  rateLimit: { limit: number; interval: number } | undefined;
+  /** Whether keys have weights (then the weighted turn order). */
+  weighted: boolean;
+}
+
+/** The jobs of one keyed queue that were removed by a purge. @internal */
+export interface Purged {
+  due: JobRecord[];
+  delayed: JobRecord[];
+}
+
+/** When a key waiting outside the turn order can come back (or be forgotten). */
+const atOf = (key: KeyState): number => key.at;
+
+/**
+ * The delayed jobs of a keyed queue: one heap for the whole queue (promotion stays one pass over
+ * the earliest jobs), which keeps each key's count of delayed jobs.
+ *
+ * @internal
+ */
+export class KeyedDelayedJobs extends DelayedJobs {
+  readonly #keys: KeyedJobs;
+
+  constructor(keys: KeyedJobs) {
+    super();
+    this.#keys = keys;
+  }
+
+  override push(job: JobRecord): void {
+    super.push(job);
+    this.#keys.delayedArrived(job);
+  }
+
+  override shiftDue(now: number): JobRecord | undefined {
+    const job = super.shiftDue(now);
+    if (job !== undefined) this.#keys.delayedLeft(job);
+    return job;
+  }
+
+  /** Puts back jobs a purge of one key took out with the others (their keys' counts untouched). */
+  restore(jobs: readonly JobRecord[]): void {
+    for (const job of jobs) super.push(job);
+  }
+}
+
+/**
+ * The waiting jobs of a queue bound with `keys` (SPEC 10), split by key, and the turn order
+ * between keys: the per-key machinery the core drives. It is the queue's `due` container (its
+ * `length` counts every due job, paused keys included), and the core tells it of each
+ * transition that touches a key: a job due (add, promote), a start ({@link take}), a finish, a
+ * cancel, a purge, a pause, time passing ({@link advance}). Every change of whether a key can
+ * run happens in one of those, so whether the queue has an eligible key ({@link hasReady})
+ * changes only at the core's transitions.
+ *
+ * A key that can run is in the turn order (`Place.Ready`); one that cannot waits outside it:
+ * idle (an event brings it back), in a heap by the time its rate window opens, or, with nothing
+ * waiting or running, in a heap by the time its last start leaves the window, after which it is
+ * forgotten. A key with nothing waiting or running, not paused and no start in its window is
+ * forgotten at once, so memory follows the active keys.
+ *
+ * @internal
+ */
+export class KeyedJobs implements DueJobs {
+  readonly delayed: KeyedDelayedJobs;
+  readonly limits: KeyLimits;
+  /** Weights of keys about to become active, asked of `keys.weight` by the shell before the add. */
+  pendingWeights: Map<string, number> | undefined = undefined;
+  readonly #keys = new Map<string, KeyState>();
+  readonly #turns: Turns;
+  readonly #rateWait = new KeyHeap(atOf);
+  readonly #cooling = new KeyHeap(atOf);
+  readonly #perKey: () => DueJobs;
+  #live = 0;
+  #pausedDue = 0;
+  #order = 0;
+  /** The latest time the core has told of: rate windows are judged at it between transitions. */
+  #now = Number.NEGATIVE_INFINITY;
+
+  constructor(limits: KeyLimits, perKey: () => DueJobs) {
+    this.limits = limits;
+    this.#perKey = perKey;
+    this.#turns = limits.weighted ? new WeightedTurns() : new RoundRobinTurns();
+    this.delayed = new KeyedDelayedJobs(this);
+  }
+
+  /** Every due job, paused keys included. */
+  get length(): number {
+    return this.#live;
+  }
+
+  /** Due jobs of keys that are not paused (a strategy's `SourceView.length`). */
+  get unpausedDue(): number {
+    return this.#live - this.#pausedDue;
+  }
+
+  /** Active keys. */
+  get keyCount(): number {
+    return this.#keys.size;
+  }
+
+  /** Whether some key may give a job now: the queue is eligible only then (with its own limits). */
+  get hasReady(): boolean {
+    return this.#turns.size > 0;
+  }
+
+  /** Whether time alone can change a key (rate windows). */
+  get timed(): boolean {
+    return this.limits.rateLimit !== undefined;
+  }
+
+  /** Whether `name` is active. */
+  has(name: string): boolean {
+    return this.#keys.has(name);
+  }
+
+  /** Figures of one key (all zero for a key that is not active). */
+  stats(name: string): KeyStats {
+    const key = this.#keys.get(name);
+    if (key === undefined) return { waiting: 0, due: 0, delayed: 0, running: 0, paused: false };
+    return { waiting: key.jobs.length + key.delayed, due: key.jobs.length, delayed: key.delayed, running: key.running, paused: key.paused };
+  }
+
+  /** Jobs of `name` waiting, due or delayed. */
+  waitingOf(name: string): number {
+    const key = this.#keys.get(name);
+    return key === undefined ? 0 : key.jobs.length + key.delayed;
+  }
+
+  /** The earliest time a rate window of a key that waits only for it opens, or `Infinity`. */
+  wakeAt(): number {
+    return this.#rateWait.peek()?.at ?? Number.POSITIVE_INFINITY;
+  }
+
+  // ---------------------------------------------------------------- due jobs (DueJobs)
+
+  pushFresh(job: JobRecord): void {
+    const key = this.#keyOf(job);
+    key.jobs.pushFresh(job);
+    this.#arrived(key);
+  }
+
+  pushPromoted(job: JobRecord): void {
+    const key = this.#keyOf(job);
+    key.jobs.pushPromoted(job);
+    this.#arrived(key);
+  }
+
+  /** The next job at the last time told (the core calls {@link take} with the time itself). */
+  shift(): JobRecord | undefined {
+    return this.#turns.size === 0 ? undefined : this.take(this.#now);
+  }
+
+  /**
+   * Every due job moves in at once (no batch left in the delayed heap, see `core/promotion.ts`):
+   * which keys may run, and each key's order, depend on all of them.
+   */
+  readonly needsEveryDue = true;
+
+  wantsPromoted(): boolean {
+    return true;
+  }
+
+  /** The queue's next job is not one job: callers read the keys' own. */
+  peek(): JobRecord | undefined {
+    return undefined;
+  }
+
+  /** Cancels go through {@link removed}, which knows the key. */
+  markRemoved(): void {
+    throw new Error('qmux internal: a keyed queue removes jobs through KeyedJobs.removed(job)');
+  }
+
+  drain(): JobRecord[] {
+    return this.purge(undefined).due;
+  }
+
+  // ---------------------------------------------------------------- transitions
+
+  /** A delayed job joined the queue (an add with a delay, a retry). */
+  delayedArrived(job: JobRecord): void {
+    const key = this.#keyOf(job);
+    key.delayed++;
+    this.#reconsider(key);
+  }
+
+  /** A delayed job came due; it is pushed as a promoted job next. */
+  delayedLeft(job: JobRecord): void {
+    ((job as KeyedJobRecord).keyState as KeyState).delayed--;
+  }
+
+  /** Starts the next job at `now`: the key whose turn it is gives its next job. Only when {@link hasReady}. */
+  take(now: number): JobRecord {
+    if (now > this.#now) this.#now = now;
+    const key = this.#turns.pick();
+    const job = key.jobs.shift() as JobRecord;
+    this.#live--;
+    key.running++;
+    if (key.rate !== undefined) {
+      key.rate.record(now);
+      key.lastStartAt = now;
+    }
+    this.#turns.served(key);
+    this.#reconsider(key);
+    return job;
+  }
+
+  /** A job of this queue released its slot. */
+  finished(job: JobRecord): void {
+    const key = (job as KeyedJobRecord).keyState as KeyState;
+    key.running--;
+    this.#reconsider(key);
+  }
+
+  /** A waiting job was cancelled (`delayed`: it was a delayed one, which the caller marks in the heap). */
+  removed(job: JobRecord, delayed: boolean): void {
+    const key = (job as KeyedJobRecord).keyState as KeyState;
+    if (delayed) key.delayed--;
+    else {
+      key.jobs.markRemoved();
+      this.#live--;
+      if (key.paused) this.#pausedDue--;
+    }
+    this.#reconsider(key);
+  }
+
+  /** Time has come to `now`: rate windows that opened let their keys back in, passed ones are forgotten. */
+  advance(now: number): void {
+    if (now > this.#now) this.#now = now;
+    const waiting = this.#rateWait;
+    for (let top = waiting.peek(); top !== undefined && top.at <= now; top = waiting.peek()) {
+      waiting.remove(top);
+      top.place = Place.Idle;
+      this.#reconsider(top);
+    }
+    const cooling = this.#cooling;
+    for (let top = cooling.peek(); top !== undefined && top.at <= now; top = cooling.peek()) {
+      cooling.remove(top);
+      top.place = Place.Idle;
+      this.#reconsider(top);
+    }
+  }
+
+  /** Pauses `name` (made active with `weight` if it was not). Returns whether it changed. */
+  pause(name: string, weight: number): boolean {
+    const key = this.#keys.get(name) ?? this.#activate(name, weight);
+    if (key.paused) return false;
+    key.paused = true;
+    this.#pausedDue += key.jobs.length;
+    this.#reconsider(key);
+    return true;
+  }
+
+  /** Resumes `name`. Returns whether it was paused. */
+  resume(name: string): boolean {
+    const key = this.#keys.get(name);
+    if (key === undefined || !key.paused) return false;
+    key.paused = false;
+    this.#pausedDue -= key.jobs.length;
+    this.#reconsider(key);
+    return true;
+  }
+
+  /** Takes out every waiting job of key `name`, or of every key. */
+  purge(name: string | undefined): Purged {
+    if (name !== undefined) {
+      const key = this.#keys.get(name);
+      if (key === undefined) return { due: [], delayed: [] };
+      const due = key.jobs.drain();
+      this.#live -= due.length;
+      if (key.paused) this.#pausedDue -= due.length;
+      const delayed: JobRecord[] = [];
+      if (key.delayed > 0) {
+        const others: JobRecord[] = [];
+        for (const job of this.delayed.drain()) (job.key === name ? delayed : others).push(job);
+        this.delayed.restore(others);
+        key.delayed = 0;
+      }
+      this.#reconsider(key);
+      return { due, delayed };
+    }
+    const due: JobRecord[] = [];
+    const keys = [...this.#keys.values()];
+    for (const key of keys) {
+      for (const job of key.jobs.drain()) due.push(job);
+      key.delayed = 0;
+    }
+    this.#live = 0;
+    this.#pausedDue = 0;
+    const delayed = this.delayed.drain();
+    for (const key of keys) this.#reconsider(key);
+    return { due, delayed };
+  }
+
+  // ---------------------------------------------------------------- keys
+
+  /** The live state of a job's key (made active if it is not), remembered on the job. */
+  #keyOf(job: JobRecord): KeyState {
+    const keyed = job as KeyedJobRecord;
+    const known = keyed.keyState as KeyState | undefined;
+    // A job that already joined keeps its key active (waiting, delayed or running): same state.
+    if (known !== undefined) return known;
+    const name = keyed.keyName;
+    const key = this.#keys.get(name) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
+    keyed.keyState = key;
+    return key;
+  }
+
+  #activate(name: string, weight: number): KeyState {
+    const rate = this.limits.rateLimit;
+    const key = new KeyState(name, this.#perKey(), weight, rate === undefined ? undefined : new RateWindow(rate.limit, rate.interval), this.#order++);
+    this.#keys.set(name, key);
+    return key;
+  }
+
+  #arrived(key: KeyState): void {
+    this.#live++;
+    if (key.paused) this.#pausedDue++;
+    this.#reconsider(key);
+  }
+
+  /**
+   * Puts `key` where it belongs after a change: in the turn order if it can run, waiting for its
+   * rate window, idle, cooling, or forgotten. The one place that decides a key's eligibility.
+   */
+  #reconsider(key: KeyState): void {
+    if (key.jobs.length > 0 && !key.paused && key.running < this.limits.concurrency) {
+      const opensAt = key.rate === undefined ? Number.NEGATIVE_INFINITY : key.rate.openAt();
+      if (opensAt <= this.#now) this.#moveTo(key, Place.Ready);
+      else if (key.place !== Place.RateWait || key.at !== opensAt) {
+        this.#moveTo(key, Place.Idle);
+        key.at = opensAt;
+        this.#moveTo(key, Place.RateWait);
+      }
+      return;
+    }
+    if (key.jobs.length > 0 || key.delayed > 0 || key.running > 0 || key.paused) {
+      this.#moveTo(key, Place.Idle);
+      return;
+    }
+    const rate = this.limits.rateLimit;
+    const leavesAt = rate === undefined || key.lastStartAt < 0 ? Number.NEGATIVE_INFINITY : key.lastStartAt + rate.interval;
+    if (leavesAt > this.#now) {
+      if (key.place !== Place.Cooling) {
+        this.#moveTo(key, Place.Idle);
+        key.at = leavesAt;
+        this.#moveTo(key, Place.Cooling);
+      }
+      return;
+    }
+    this.#moveTo(key, Place.Idle);
+    this.#keys.delete(key.name); // forgotten
+  }
+
+  #moveTo(key: KeyState, place: Place): void {
+    if (key.place === place) return;
+    switch (key.place) {
+      case Place.Ready:
+        this.#turns.remove(key);
+        break;
+      case Place.RateWait:
+        this.#rateWait.remove(key);
+        break;
+      case Place.Cooling:
+        this.#cooling.remove(key);
+        break;
+      default:
+        break;
+    }
+    key.place = place;
+    switch (place) {
+      case Place.Ready:
+        this.#turns.add(key);
+        break;
+      case Place.RateWait:
+        this.#rateWait.push(key);
+        break;
+      case Place.Cooling:
+        this.#cooling.push(key);
+        break;
+      default:
+        break;
+    }
+  }
+}

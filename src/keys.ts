@@ -1,0 +1,104 @@
+import type { KeyLimits } from './core/keys/keyed-jobs.js';
+import * as check from './internal/validate.js';
+import type { RateLimit } from './source.js';
+
+/**
+ * The `keys` bind option of `bindQueue` and `bindPriorityQueue` (SPEC 10): the queue splits its
+ * waiting jobs by a key (a tenant, a user, a host) and takes turns between keys, so one key with
+ * many jobs cannot starve the others. Every field is optional.
+ *
+ * @typeParam T - job data
+ * @example
+ * ```ts
+ * const exports = worker.bindQueue({
+ *   keys: { by: (data) => data.tenant, concurrency: 2, capacity: 10_000,
+ *           rateLimit: { limit: 10, interval: 1000 }, weight: (key) => (plans[key] === 'pro' ? 5 : 1) },
+ * });
+ * ```
+ */
+export interface KeysOptions<T = unknown> {
+  /** The key of a job added without the `key` option: a string or a finite number. */
+  by?: (data: T) => string | number;
+  /** Most jobs of one key running at once: a positive integer or Infinity. Default unlimited. */
+  concurrency?: number;
+  /** At most `limit` starts of one key in any window of `interval` ms (`limit` an integer >= 1, `interval` > 0). */
+  rateLimit?: RateLimit;
+  /** Most jobs of one key waiting (due or delayed): an add beyond it throws `QueueFullError` naming the key. Default unlimited. */
+  capacity?: number;
+  /**
+   * The key's share of the starts, called with `String(key)` each time the key becomes active:
+   * a positive finite number. Without it every key has the same share (plain round-robin).
+   */
+  weight?: (key: string) => number;
+}
+
+/** What `keyStats(key)` returns: one key's figures (all zero and not paused for a key that is not active). */
+export interface KeyStats {
+  /** Jobs of the key waiting: `due + delayed`. */
+  waiting: number;
+  /** Waiting jobs whose due time has passed. */
+  due: number;
+  /** Waiting jobs whose due time has not come yet. */
+  delayed: number;
+  /** Jobs of the key running now. */
+  running: number;
+  /** Whether the key is paused (`pauseKey`). */
+  paused: boolean;
+}
+
+const KEYS_FIELDS = ['by', 'concurrency', 'rateLimit', 'capacity', 'weight'] as const;
+
+/** Checks the `keys` bind option and returns the limits it sets. @internal */
+export function checkKeysOptions(options: unknown): KeyLimits {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(
+      `qmux: bind option "keys" must be an object { by, concurrency, rateLimit, capacity, weight }, got ${check.describeValue(options)}`,
+    );
+  }
+  check.knownFields('bind option "keys"', options, KEYS_FIELDS);
+  const keys = options as KeysOptions;
+  if (keys.by !== undefined && typeof keys.by !== 'function') {
+    throw new TypeError(`qmux: bind option "keys.by" must be a function (data) => key, got ${check.describeValue(keys.by)}`);
+  }
+  if (keys.weight !== undefined && typeof keys.weight !== 'function') {
+    throw new TypeError(`qmux: bind option "keys.weight" must be a function (key) => weight, got ${check.describeValue(keys.weight)}`);
+  }
+  const concurrency = keys.concurrency === undefined ? Infinity : check.positiveIntOrInfinity('bind option "keys.concurrency"', keys.concurrency);
+  const capacity = keys.capacity === undefined ? Infinity : check.positiveIntOrInfinity('bind option "keys.capacity"', keys.capacity);
+  let rateLimit: KeyLimits['rateLimit'];
+  const rate = keys.rateLimit;
+  if (rate !== undefined) {
+    if (rate === null || typeof rate !== 'object') {
+      throw new TypeError(`qmux: bind option "keys.rateLimit" must be an object { limit, interval }, got ${check.describeValue(rate)}`);
+    }
+    check.knownFields('bind option "keys.rateLimit"', rate, ['limit', 'interval']);
+    check.positiveInt('bind option "keys.rateLimit.limit"', rate.limit);
+    check.finiteNumber('bind option "keys.rateLimit.interval"', rate.interval);
+    if (rate.interval <= 0) throw new RangeError(`qmux: bind option "keys.rateLimit.interval" must be > 0 ms, got ${rate.interval}`);
+    rateLimit = { limit: rate.limit, interval: rate.interval };
+  }
+  return { concurrency, capacity, rateLimit, weighted: keys.weight !== undefined };
+}
+
+/**
+ * A job's key as compared: `String(key)` of a string or a finite number; anything else is a
+ * `TypeError` naming `what` (the `key` option, or what `keys.by` returned).
+ *
+ * @internal
+ */
+export function keyName(what: string, key: unknown): string {
+  if (typeof key === 'string') return key;
+  if (typeof key === 'number' && Number.isFinite(key)) return String(key);
+  throw new TypeError(`qmux: ${what} must be a string or a finite number, got ${check.describeValue(key)}`);
+}
+
+/** A weight returned by `keys.weight`: a positive finite number. @internal */
+export function checkWeight(key: string, weight: unknown): number {
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight <= 0) {
+    const error = typeof weight !== 'number' ? TypeError : RangeError;
+    throw new error(
+      `qmux: bind option "keys.weight" must return a positive finite number, got ${check.describeValue(weight)} for key ${JSON.stringify(key)}`,
+    );
+  }
+  return weight;
+}
