@@ -171,6 +171,8 @@ export abstract class Source<T = unknown, R = unknown> {
   timed = 0;
   /** @internal Set once the source takes no more jobs and should leave the list when drained. */
   retiring = false;
+  /** @internal Whether its jobs belong to a remote engine, which owns their retries (SPEC 9). */
+  readonly isRemote: boolean = false;
 
   /** The source's name, unique within its worker. */
   readonly name: string;
