@@ -84,6 +84,8 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   /** A blocking fetch left running by a claim that was aborted: the next claim takes it over. */
   #pending: Promise<BullJob<T> | undefined> | undefined = undefined;
   #watcher: ((error: unknown) => void) | undefined = undefined;
+  /** Whether the last claim found jobs: the next one first tries without blocking. */
+  #busyQueue = false;
 
   /**
    * @param queueName - the BullMQ queue to consume
@@ -129,11 +131,18 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   }
 
   /**
-   * Claims up to `max` jobs: one blocking fetch (it waits while the queue is empty), then, once
-   * a job came, up to `max - 1` more without blocking, sent together.
+   * Claims up to `max` jobs. While the queue had jobs at the last claim, `max` fetches without
+   * blocking are sent together (one round trip); when they find none, or the queue was empty,
+   * one blocking fetch waits for a job (BullMQ's blocking wait, not a polling loop), then up to
+   * `max - 1` more are sent together.
    */
   async claim(max: number, signal: AbortSignal): Promise<readonly RemoteJob<T>[]> {
     const worker = this.#open();
+    if (this.#pending === undefined && this.#busyQueue && !signal.aborted) {
+      const burst = await this.#burst(worker, max);
+      if (burst.length > 0) return burst;
+      this.#busyQueue = false;
+    }
     const first = this.#pending ?? this.#fetch(worker, true);
     this.#pending = undefined;
     let job: BullJob<T> | undefined | typeof ABORTED;
@@ -155,12 +164,18 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       return [];
     }
     if (job === undefined) return [];
+    this.#busyQueue = true;
     const jobs: RemoteJob<T>[] = [this.#wrap(job)];
-    if (max > 1 && !signal.aborted) {
-      const more: Promise<BullJob<T> | undefined>[] = [];
-      for (let i = 1; i < max; i++) more.push(this.#fetch(worker, false));
-      for (const next of await Promise.all(more)) if (next !== undefined) jobs.push(this.#wrap(next));
-    }
+    if (max > 1 && !signal.aborted) for (const next of await this.#burst(worker, max - 1)) jobs.push(next);
+    return jobs;
+  }
+
+  /** Up to `count` jobs from fetches that do not block, sent together. */
+  async #burst(worker: BullWorker<T, R>, count: number): Promise<RemoteJob<T>[]> {
+    const fetches: Promise<BullJob<T> | undefined>[] = [];
+    for (let i = 0; i < count; i++) fetches.push(this.#fetch(worker, false));
+    const jobs: RemoteJob<T>[] = [];
+    for (const next of await Promise.all(fetches)) if (next !== undefined) jobs.push(this.#wrap(next));
     return jobs;
   }
 
