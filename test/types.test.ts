@@ -14,6 +14,8 @@ import {
   type Job,
   type JobHandle,
   type Queue,
+  type RemoteAdapter,
+  type RemoteSource,
   type WorkerHealth,
   type WorkerStatus,
 } from '../src/index.js';
@@ -66,6 +68,17 @@ function typeChecks(): void {
   summary(strings);
   new Registry().add(found!);
   (found as unknown as Worker<string, number>).bindQueue().add('x');
+
+  // A remote adapter must have the whole interface, and carry the worker's data and result types.
+  const strAdapter = {} as RemoteAdapter<string, number>;
+  const remote: RemoteSource<string, number> = strings.bindRemote(strAdapter, { prefetch: 4, weight: 3 });
+  void remote;
+  // @ts-expect-error the adapter would hand this worker numbers
+  strings.bindRemote({} as RemoteAdapter<number, number>);
+  // @ts-expect-error an adapter without release() and extend()
+  strings.bindRemote({ lockDuration: 1, claim: strAdapter.claim, complete: strAdapter.complete, fail: strAdapter.fail, close: strAdapter.close });
+  // @ts-expect-error prefetch is a number
+  strings.bindRemote(strAdapter, { prefetch: '4' });
 
   // health() narrows on status.
   const health: WorkerHealth = strings.health();
