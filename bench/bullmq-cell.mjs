@@ -59,14 +59,27 @@ try {
   const warm = await fill(`${tag}-warm`, 1000);
   await drain(warm.name, 1000);
   const queue = await fill(tag, spec.jobs);
+  const client = await queue.getBackend().client;
+  const redisCpu = async () => {
+    const info = await client.info('cpu');
+    const read = (key) => Number(new RegExp(`${key}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return (read('used_cpu_user') + read('used_cpu_sys')) * 1e6; // µs
+  };
+  const redisBefore = await redisCpu();
+  const cpuBefore = process.cpuUsage();
   const ms = await drain(queue.name, spec.jobs);
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisUs = (await redisCpu()) - redisBefore;
   const counts = await queue.getJobCounts('completed', 'wait', 'active');
   if (counts.completed !== spec.jobs) throw new Error(`only ${counts.completed} of ${spec.jobs} completed`);
   await warm.obliterate({ force: true });
   await queue.obliterate({ force: true });
   await warm.close();
   await queue.close();
-  writeSync(1, `${JSON.stringify({ ok: true, variant: spec.variant, jobs: spec.jobs, ms, jobsPerSec: (spec.jobs / ms) * 1000 })}\n`);
+  writeSync(
+    1,
+    `${JSON.stringify({ ok: true, variant: spec.variant, jobs: spec.jobs, ms, jobsPerSec: (spec.jobs / ms) * 1000, nodeCpuUsPerJob: (cpu.user + cpu.system) / spec.jobs, redisCpuUsPerJob: redisUs / spec.jobs })}\n`,
+  );
   process.exit(0);
 } catch (error) {
   writeSync(1, `${JSON.stringify({ ok: false, variant: spec.variant, error: String(error?.stack ?? error) })}\n`);

@@ -49,17 +49,24 @@ function runCell(variant) {
   const line = result.stdout.trim().split('\n').at(-1) ?? '';
   const parsed = JSON.parse(line || '{"ok":false,"error":"no output"}');
   if (!parsed.ok) throw new Error(`${variant} cell failed: ${parsed.error}\n${result.stderr}`);
-  return parsed.jobsPerSec;
+  return parsed;
 }
 
 const samples = { bullmq: [], qmux: [] };
+const nodeCpu = { bullmq: [], qmux: [] };
+const redisCpu = { bullmq: [], qmux: [] };
 try {
   for (let run = 0; run < runs; run++) {
     const order = run % 2 === 0 ? ['bullmq', 'qmux'] : ['qmux', 'bullmq'];
     for (const variant of order) {
-      const rate = runCell(variant);
-      samples[variant].push(rate);
-      console.error(`run ${run + 1}/${runs} ${variant}: ${Math.round(rate)} jobs/s`);
+      const cellResult = runCell(variant);
+      samples[variant].push(cellResult.jobsPerSec);
+      nodeCpu[variant].push(cellResult.nodeCpuUsPerJob);
+      redisCpu[variant].push(cellResult.redisCpuUsPerJob);
+      console.error(
+        `run ${run + 1}/${runs} ${variant}: ${Math.round(cellResult.jobsPerSec)} jobs/s, ` +
+          `${cellResult.nodeCpuUsPerJob.toFixed(0)} µs node CPU/job, ${cellResult.redisCpuUsPerJob.toFixed(0)} µs redis CPU/job`,
+      );
     }
   }
 } finally {
@@ -75,4 +82,9 @@ const qmux = median(samples.qmux);
 console.log(`| jobs | concurrency | BullMQ Worker jobs/s | qmux + BullMQSource jobs/s | qmux / BullMQ |`);
 console.log(`| ---: | ---: | ---: | ---: | ---: |`);
 console.log(`| ${jobs} | ${concurrency} | ${Math.round(bull)} | ${Math.round(qmux)} | ${(qmux / bull).toFixed(2)} |`);
+console.log('');
+console.log('| CPU per job (µs) | BullMQ Worker | qmux + BullMQSource |');
+console.log('| --- | ---: | ---: |');
+console.log(`| node process | ${median(nodeCpu.bullmq).toFixed(0)} | ${median(nodeCpu.qmux).toFixed(0)} |`);
+console.log(`| redis-server | ${median(redisCpu.bullmq).toFixed(0)} | ${median(redisCpu.qmux).toFixed(0)} |`);
 console.log(`(median of ${runs} runs each, alternated, fresh process per cell)`);

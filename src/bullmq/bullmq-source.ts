@@ -163,7 +163,13 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       this.#pending = first; // still waiting: the next claim (or close) takes it over
       return [];
     }
-    if (job === undefined) return [];
+    if (job === undefined) {
+      // BullMQ ends a blocking wait early, with nothing, when its connection fails: that is no
+      // answer from Redis, and must not pass for one (it would end an outage).
+      const status = (await worker.getBackend().client).status;
+      if (status !== 'ready') throw new Error(`qmux: the connection to Redis is ${status}`);
+      return [];
+    }
     this.#busyQueue = true;
     const jobs: RemoteJob<T>[] = [this.#wrap(job)];
     if (max > 1 && !signal.aborted) for (const next of await this.#burst(worker, max - 1)) jobs.push(next);
