@@ -25,8 +25,11 @@ export interface WorkerEvents<T = unknown, R = unknown> {
   completed: [job: TrackedJob<T, R>, result: R];
   /** A job failed for good (its last attempt failed, or `retryIf` said no) with `error`. */
   failed: [job: TrackedJob<T, R>, error: unknown];
-  /** An attempt failed with `error` and the job will be tried again in `delayMs`. */
-  retrying: [job: TrackedJob<T, R>, error: unknown, delayMs: number];
+  /**
+   * An attempt failed with `error` and the job will be tried again in `delayMs`; `undefined`
+   * for a remote job, whose engine runs it again when its own backoff says (SPEC 9).
+   */
+  retrying: [job: TrackedJob<T, R>, error: unknown, delayMs: number | undefined];
   /** A job that failed for good was kept in `worker.deadLetters`. */
   dead: [job: TrackedJob<T, R>, error: unknown];
   /** A running job's handler reported progress (`job.updateProgress(value)`, or `ctx.updateProgress` in a thread). */

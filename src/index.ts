@@ -42,3 +42,6 @@ export {
   JobIdInUseError,
   TimeoutError,
 } from './errors.js';
+export { RemoteSource } from './remote/remote-source.js';
+export type { RemoteAdapter, RemoteJob, RemoteBindOptions } from './remote/adapter.js';
+export { LockLostError, LostLocksError, RemoteSourceError } from './remote/errors.js';

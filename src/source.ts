@@ -202,6 +202,8 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly counters: WorkerCounters = zeroCounters();
   /** @internal Its sampled jobs' wait and run times (see `Metrics`), made with the first one. */
   timings: SourceTimings | undefined = undefined;
+  /** @internal Whether its jobs belong to a remote engine, which owns their retries (SPEC 9). */
+  readonly isRemote: boolean = false;
 
   /** The source's name, unique within its worker. */
   readonly name: string;

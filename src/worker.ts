@@ -19,6 +19,10 @@ import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type Jo
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
+import type { RemoteAdapter, RemoteBindOptions } from './remote/adapter.js';
+import { checkRemoteBind } from './remote/bind.js';
+import type { RemoteJobRecord } from './remote/remote-job.js';
+import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
 import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
@@ -98,6 +102,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #stopWaiters: Waiter[] = [];
   /** What the process's one `beforeExit` listener asks about this worker (see `shell/exit-warning.ts`). */
   readonly #exitWatch = new ExitWatch();
+  /** The bound remote sources (SPEC 9), once there is one. */
+  #remotes: RemoteSource<T, R>[] | undefined = undefined;
+  #remoteHost: RemoteHost | undefined = undefined;
+  /** Set while a stop waits for the remote sources to record their outcomes and close. */
+  #quiescing: Promise<void> | undefined = undefined;
 
   constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
@@ -199,6 +208,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const degraded = this.#crashes.degradedReason(this.#clock.now());
     if (degraded !== undefined) {
       return { status: 'degraded', reason: degraded, error: this.#crashes.last, workerStatus: this.status };
+    }
+    const remote = this.#remotes?.find((source) => source.outage.down);
+    if (remote !== undefined) {
+      return { status: 'degraded', reason: remote.degradedReason as string, error: remote.outage.error, workerStatus: this.status };
     }
     return { status: 'healthy', workerStatus: this.status };
   }
@@ -320,7 +333,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   stop(): Promise<void> {
     const core = this.#core;
-    if (core.phase === Phase.Stopped && core.slotsInUse === 0) return Promise.resolve();
+    if (core.phase === Phase.Stopped && core.slotsInUse === 0) return this.#quiescing ?? Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
     core.call('stop');
     this.#settle();
@@ -431,6 +444,62 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     subscription.topic = typed;
     typed.attach(subscription as Subscription<T, unknown>);
     return subscription;
+  }
+
+  /**
+   * Binds a remote source (SPEC 9): jobs claimed from an engine that outlives the process, such
+   * as a BullMQ queue (`BullMQSource` from `qmux/bullmq`), next to the local sources. Takes the
+   * bind options of every source plus `prefetch`, the most jobs it holds claimed and not yet
+   * started. Outcomes are recorded in the engine, which owns retries: the worker's `retry` and
+   * dead letters do not apply.
+   *
+   * @example
+   * ```ts
+   * import { BullMQSource } from 'qmux/bullmq';
+   * const emails = worker.bindRemote(new BullMQSource('emails', { connection: { host: '127.0.0.1', port: 6379 } }),
+   *   { name: 'emails', weight: 3, concurrency: 4, prefetch: 4 });
+   * ```
+   */
+  bindRemote(adapter: RemoteAdapter<T, R>, options?: RemoteBindOptions): RemoteSource<T, R> {
+    const { bind, prefetch } = checkRemoteBind(adapter, options);
+    const host = (this.#remoteHost ??= this.#makeRemoteHost());
+    const typed = adapter;
+    const source = this.#bind('bindRemote()', 'remote', bind, (name, order) => {
+      return new RemoteSource<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, bind, typed, prefetch, host);
+    });
+    (this.#remotes ??= []).push(source);
+    source.sync();
+    return source;
+  }
+
+  #makeRemoteHost(): RemoteHost {
+    return {
+      admit: (job) => {
+        const core = this.#core;
+        const source = job.home;
+        const wasEmpty = source.length === 0;
+        const now = this.#clock.now();
+        core.created(source);
+        core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
+        if (wasEmpty) source.noteFirst(job, now);
+        if (isSampled(job.seq)) source.noteSampled(job, now);
+        this.#busy = true;
+        if (core.phase === Phase.Started) this.#schedulePass();
+      },
+      wake: () => this.#schedulePass(),
+      report: (error) => reportFault(this, error, 'a remote source failed'),
+      degraded: (error) => emitDegraded(this, error),
+      closed: (source) => {
+        const remotes = this.#remotes as RemoteSource<T, R>[];
+        const at = remotes.indexOf(source as RemoteSource<T, R>);
+        if (at >= 0) remotes.splice(at, 1);
+      },
+    };
+  }
+
+  /** Lets every remote source claim or hand back as the worker's state now asks. */
+  #syncRemotes(remotes: RemoteSource<T, R>[]): void {
+    for (const source of remotes) source.sync();
   }
 
   /** Checks the options, names the source and inserts it at its place in the list. */
@@ -654,6 +723,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } catch (invariantError) {
       core.halt(invariantError);
     }
+    if (job.home.isRemote) (job.home as RemoteSource).attemptEnded(job as RemoteJobRecord);
     // The events of this finish come before anything the next pass starts.
     this.#drain();
     if (this.#passing) return; // a synchronous handler: the pass loop goes on by itself
@@ -732,10 +802,15 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
           emitFailure(this, 'failed', job, value);
           if (n === 1) emitFailure(this, 'dead', job, value);
           break;
+        case Note.RemoteRetrying:
+          deliverOutcome(job);
+          emitRetrying(this, job, value, undefined);
+          break;
         case Note.Cancelled:
           deliverOutcome(job);
           // Settled before the abort: a listener of the signal that cancels again finds it settled.
           if (n === 1) this.#abortAttempt(job, job.value);
+          else if (job.home.isRemote) (job.home as RemoteSource).release(job as RemoteJobRecord);
           emitJob(this, 'cancelled', job);
           break;
         case Note.TimedOut:
@@ -770,14 +845,21 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
   #afterChange(): void {
     const core = this.#core;
+    const remotes = this.#remotes;
+    if (remotes !== undefined) this.#syncRemotes(remotes);
     if (core.slotsInUse !== 0) return;
     if (core.phase === Phase.Stopped && this.#stopWaiters.length > 0) {
       const waiters = this.#stopWaiters;
       this.#stopWaiters = [];
-      for (const waiter of waiters) waiter.resolve();
-      // A stopped worker holds no thread; start() makes a new pool when jobs run again.
-      this.#threads?.destroy().catch((error: unknown) => reportFault(this, error, 'releasing the threads failed'));
-      emitState(this, 'stopped');
+      if (remotes === undefined || remotes.length === 0) this.#stopped(waiters);
+      else {
+        // Their outcomes recorded and their connections closed: only then is the worker stopped.
+        const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
+          if (this.#quiescing === quiescing) this.#quiescing = undefined;
+          this.#stopped(waiters);
+        });
+        this.#quiescing = quiescing;
+      }
     }
     if (core.waiting !== 0) return;
     if (this.#busy && core.phase === Phase.Started) {
@@ -791,6 +873,14 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#idleWaiters = [];
       for (const waiter of waiters) waiter.resolve();
     }
+  }
+
+  /** `stop()` is complete: resolve its callers, let the threads go, emit `stopped`. */
+  #stopped(waiters: Waiter[]): void {
+    for (const waiter of waiters) waiter.resolve();
+    // A stopped worker holds no thread; start() makes a new pool when jobs run again.
+    this.#threads?.destroy().catch((error: unknown) => reportFault(this, error, 'releasing the threads failed'));
+    emitState(this, 'stopped');
   }
 
   /** Keeps the one timer armed for the core's next deadline, and none when there is nothing to wait for. */

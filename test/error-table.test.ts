@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
+import { BullMQSource } from '../src/bullmq/index.js';
 import {
   createAdminHandler,
   Queue,
@@ -299,7 +300,29 @@ const threadsWorker = (options: unknown) => () => new Worker(ECHO, bad<never>(op
 const bind = (options: unknown) => () => idle().bindQueue(bad<never>(options));
 const add = (options: unknown) => () => queue().add(1, bad<never>(options));
 
+/** An adapter that satisfies bindRemote's checks, with `overrides` on top. */
+const adapter = (overrides: Record<string, unknown> = {}) => ({
+  lockDuration: 1000,
+  claim: () => new Promise<never>(() => undefined),
+  complete: async () => undefined,
+  fail: async () => undefined,
+  release: async () => undefined,
+  extend: async () => undefined,
+  close: async () => undefined,
+  ...overrides,
+});
+const bindRemote = (made: unknown, options?: unknown) => () => idle().bindRemote(bad<never>(made), bad<never>(options));
+
 const cases: Record<string, Case | (() => unknown)> = {
+  // remote sources (SPEC 9)
+  'worker.bindRemote(adapter) | adapter `null`': bindRemote(null),
+  'worker.bindRemote(adapter) | an adapter without `release()`': bindRemote(adapter({ release: undefined })),
+  'worker.bindRemote(adapter) | `lockDuration: 0`': bindRemote(adapter({ lockDuration: 0 })),
+  'worker.bindRemote(adapter, options) | `prefetch: 0`': bindRemote(adapter(), { prefetch: 0 }),
+  'worker.bindRemote(adapter, options) | unknown option `batch: 5`': bindRemote(adapter(), { batch: 5 }),
+  'new BullMQSource(queueName, options) | options without `connection`': () => new BullMQSource('emails', bad<never>({})),
+  'new BullMQSource(queueName, options) | `concurrency: 4`': () =>
+    new BullMQSource('emails', bad<never>({ connection: { host: '127.0.0.1' }, concurrency: 4 })),
   // new Worker
   'new Worker(handler) | handler `42`': () => new AnyWorker(42),
   'new Queue() | a source made with `new` instead of by a worker': () => new (Queue as unknown as new () => unknown)(),

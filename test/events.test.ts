@@ -364,7 +364,7 @@ describe('listener types (checked by tsc --noEmit)', () => {
     });
     worker.on('retrying', (_job, error, delayMs) => {
       expectTypeOf(error).toEqualTypeOf<unknown>();
-      expectTypeOf(delayMs).toEqualTypeOf<number>();
+      expectTypeOf(delayMs).toEqualTypeOf<number | undefined>(); // undefined for a remote job (SPEC 9)
     });
     worker.on('halted', (error) => expectTypeOf(error).toEqualTypeOf<InvariantError>());
     worker.on('idle', () => undefined);

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_MISSING_NOTICE, redisRequired, redisServerInstalled } from './support/redis-server.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
@@ -71,6 +72,22 @@ function expectPacedStarts(out: string, api: string, limit: number, interval: nu
 
 /** What each program must print, beyond exiting 0. */
 const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> = {
+  'bullmq-shared.ts': {
+    check(out) {
+      expect(out).toMatch(/^using redis-server started by this example on port \d+$/m);
+      let shared = 0;
+      for (const name of ['a', 'b', 'c']) {
+        // Each worker's local priority queue goes first, in its own priority order.
+        const match = new RegExp(`^${name} ran local: ${name}-P0 page, ${name}-P1 resize, ${name}-P2 cleanup, then (\\d+) shared jobs$`, 'm').exec(
+          out,
+        );
+        expect(match, out).not.toBeNull();
+        shared += Number(match?.[1]);
+      }
+      expect(shared).toBe(60);
+      expect(out).toContain('shared: 60 jobs, each run once, 60 completed in BullMQ');
+    },
+  },
   'strategies-priority.ts': {
     check: (out) => expect(lines(out)).toEqual(['alert 1', 'alert 2', 'report 1', 'email 1', 'email 2']),
   },
@@ -278,8 +295,14 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
   },
 };
 
+/** Examples that need a redis-server: skipped with a notice without one, unless QMUX_REQUIRE_REDIS=1. */
+const NEEDS_REDIS = new Set(['bullmq-shared.ts']);
+const redisOk = redisServerInstalled || redisRequired;
+if (!redisOk) console.warn(`${REDIS_MISSING_NOTICE} (examples: ${[...NEEDS_REDIS].join(', ')})`);
+
 const programs = readdirSync(EXAMPLES)
   .filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts') && !HELPER.test(file))
+  .filter((file) => redisOk || !NEEDS_REDIS.has(file))
   .sort();
 
 beforeAll(() => {
@@ -290,6 +313,7 @@ describe('examples/', () => {
   it('has the per-feature programs', () => {
     for (const name of Object.keys(EXPECT)) {
       if (name === 'threads-cpu.ts' && !programs.includes(name)) continue; // added separately
+      if (NEEDS_REDIS.has(name) && !redisOk) continue;
       expect(programs).toContain(name);
     }
     expect(SAMPLES.length).toBeGreaterThanOrEqual(2);

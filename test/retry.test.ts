@@ -241,7 +241,7 @@ describe('backoff schedules', () => {
   it('exponential waits delay * 2^(attempt - 1)', async () => {
     const worker = makeWorker({ retry: { attempts: 5, backoff: { type: 'exponential', delay: 100 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(delays).toEqual([100, 200, 400, 800]);
@@ -251,7 +251,7 @@ describe('backoff schedules', () => {
   it('exponential is capped at maxDelay', async () => {
     const worker = makeWorker({ retry: { attempts: 5, backoff: { type: 'exponential', delay: 100, maxDelay: 300 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(delays).toEqual([100, 200, 300, 300]);
@@ -262,7 +262,7 @@ describe('backoff schedules', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.9);
     const worker = makeWorker({ retry: { attempts: 2, backoff: { type: 'fixed', delay: 100, jitter: 0 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(1000);
     expect(delays).toEqual([100]);
@@ -273,7 +273,7 @@ describe('backoff schedules', () => {
     const spy = vi.spyOn(Math, 'random').mockReturnValue(random);
     const worker = makeWorker({ retry: { attempts: 2, backoff: { type: 'fixed', delay: 100, jitter: 0.5 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(1000);
     expect(spy).toHaveBeenCalled();
@@ -289,7 +289,7 @@ describe('backoff schedules', () => {
     for (const random of [0, 0.5]) {
       vi.spyOn(Math, 'random').mockReturnValue(random);
       const worker = makeWorker({ retry: { attempts: 2, backoff: { type: 'fixed', delay: 100, jitter: 0.5 } } });
-      worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+      worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
       starts = [];
       t0 = Date.now();
       worker.bindQueue().add({ name: 'a', always: true });
@@ -307,7 +307,7 @@ describe('backoff schedules', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.5);
     const worker = makeWorker({ retry: { attempts: 4, backoff: { type: 'exponential', delay: 100, maxDelay: 200, jitter: 0.5 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(delays).toEqual([75, 150, 150]);
@@ -317,7 +317,7 @@ describe('backoff schedules', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999_999);
     const worker = makeWorker({ retry: { attempts: 2, backoff: { type: 'fixed', delay: 100, jitter: 1 } } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(1000);
     expect(delays).toHaveLength(1);
@@ -336,7 +336,7 @@ describe('backoff function', () => {
     };
     const worker = makeWorker({ retry: { attempts: 4, backoff } });
     const delays: number[] = [];
-    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs));
+    worker.on('retrying', (_job, _error, delayMs) => delays.push(delayMs as number));
     worker.bindQueue().add({ name: 'a', always: true });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(calls.map(([attempt]) => attempt)).toEqual([1, 2, 3]);

@@ -298,7 +298,7 @@ describe('retrying after a timeout', () => {
   it('schedules the retry only once the handler has settled: never two attempts in flight', async () => {
     const worker = makeWorker({ timeout: 100, retry: { attempts: 3 } });
     const retrying: Array<[string, number]> = [];
-    worker.on('retrying', (_job, error, delayMs) => retrying.push([(error as Error).name, elapsed() + delayMs]));
+    worker.on('retrying', (_job, error, delayMs) => retrying.push([(error as Error).name, elapsed() + (delayMs as number)]));
     const handle = worker.bindQueue().add({ name: 'a', ms: [1000, 20] });
     await vi.advanceTimersByTimeAsync(999);
     expect(recordsOf('a')).toHaveLength(1);

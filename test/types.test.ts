@@ -17,6 +17,8 @@ import {
   type JobProgress,
   type Queue,
   type Task,
+  type RemoteAdapter,
+  type RemoteSource,
   type WorkerHealth,
   type WorkerStatus,
 } from '../src/index.js';
@@ -83,6 +85,17 @@ function typeChecks(): void {
   new Registry().add(found!);
   (found as unknown as Worker<string, number>).bindQueue().add('x');
 
+  // A remote adapter must have the whole interface, and carry the worker's data and result types.
+  const strAdapter = {} as RemoteAdapter<string, number>;
+  const remote: RemoteSource<string, number> = strings.bindRemote(strAdapter, { prefetch: 4, weight: 3 });
+  void remote;
+  // @ts-expect-error the adapter would hand this worker numbers
+  strings.bindRemote({} as RemoteAdapter<number, number>);
+  // @ts-expect-error an adapter without release() and extend()
+  strings.bindRemote({ lockDuration: 1, claim: strAdapter.claim, complete: strAdapter.complete, fail: strAdapter.fail, close: strAdapter.close });
+  // @ts-expect-error prefetch is a number
+  strings.bindRemote(strAdapter, { prefetch: '4' });
+
   // health() narrows on status.
   const health: WorkerHealth = strings.health();
   if (health.status === 'halted') assertType<Equal<typeof health.error, InvariantError>>();
@@ -103,7 +116,8 @@ function typeChecks(): void {
     assertType<Equal<typeof job.data, string>>();
     assertType<Equal<typeof result, number>>();
   });
-  strings.once('retrying', (_job, _error, delayMs) => assertType<Equal<typeof delayMs, number>>());
+  // undefined for a remote job whose engine will retry it (SPEC 9)
+  strings.once('retrying', (_job, _error, delayMs) => assertType<Equal<typeof delayMs, number | undefined>>());
   // @ts-expect-error this worker's results are numbers
   strings.on('completed', (_job, _result: string) => {});
   // @ts-expect-error no such event

@@ -3,6 +3,7 @@ import { CancelledError, InvariantError, type TimeoutError } from '../errors.js'
 import { claimId, releaseId } from '../job-ids.js';
 import { CancelReason, State, UNTIMED, type JobProgress, type JobRecord } from '../job.js';
 import type { Source } from '../source.js';
+import type { RemoteJobRecord } from '../remote/remote-job.js';
 import type { Picker } from '../strategies/strategy.js';
 import { type WorkerCounters, zeroCounters } from '../stats.js';
 import { Deadline, Deadlines } from './deadlines.js';
@@ -348,7 +349,8 @@ export class Core {
    * running as far as its handle knows, and no timeout has already decided for this attempt.
    */
   needsVerdict(job: JobRecord): boolean {
-    return job.state === State.Running && job.ext?.attemptFailed !== true;
+    // A remote job's engine owns its retries (SPEC 9): the worker's retry hooks are not asked.
+    return job.state === State.Running && job.ext?.attemptFailed !== true && !job.home.isRemote;
   }
 
   /**
@@ -462,8 +464,12 @@ export class Core {
   #failForGood(job: JobRecord, error: unknown, wallNow: number): void {
     job.state = State.Failed;
     job.value = error;
-    this.counters.failed++;
     const source = job.home;
+    if (source.isRemote) {
+      this.#failRemote(job as RemoteJobRecord, error);
+      return;
+    }
+    this.counters.failed++;
     source.counters.failed++;
     const origin: Origin = { job, source, priority: job.priority };
     const entry: { id: string; data: unknown; source: string; error: unknown; attempts: number; failedAt: Date; key?: string } = {
@@ -481,6 +487,23 @@ export class Core {
       source.counters.dead++;
     }
     this.outbox.record(Note.Failed, job, error, kept ? 1 : 0);
+  }
+
+  /**
+   * A remote job's attempt failed: its local record settles failed, never as a dead letter (the
+   * engine keeps failed jobs). Whether the engine runs the job again decides between `retrying`
+   * and `failed` (SPEC 9).
+   */
+  #failRemote(job: RemoteJobRecord, error: unknown): void {
+    if (job.engineRetries) {
+      this.counters.retried++;
+      job.home.counters.retried++;
+      this.outbox.record(Note.RemoteRetrying, job, error, 0);
+    } else {
+      this.counters.failed++;
+      job.home.counters.failed++;
+      this.outbox.record(Note.Failed, job, error, 0);
+    }
   }
 
   /** Frees the slot of a job whose handler has settled, and lets in a redrive held behind it. */
@@ -642,6 +665,25 @@ export class Core {
     for (const job of jobs) this.outbox.record(Note.Cancelled, job, undefined, 0);
     this.#shrunk(source);
     return jobs.length;
+  }
+
+  /**
+   * Takes back every claimed, unstarted job of a remote source (pause, stop, close: SPEC 9) for
+   * the shell to release to its engine. They leave without a note and without counting as
+   * cancelled: nobody was handed them (no `active`, no handle), and the engine gives them out
+   * again.
+   */
+  handBack(source: Source): JobRecord[] {
+    const jobs = source.due.drain();
+    this.waiting -= jobs.length;
+    source.timed = 0;
+    source.forgetWaiting();
+    for (const job of jobs) {
+      job.state = State.Cancelled;
+      job.value = CancelReason.of('handed back to its engine');
+    }
+    this.#shrunk(source);
+    return jobs;
   }
 
   /**

@@ -13,6 +13,8 @@ export const enum Note {
   Retrying,
   /** A job failed for good with `value`: reject its promise, emit `failed`, and `dead` when `n` is 1 (kept). */
   Failed,
+  /** A remote job's attempt failed with `value` and its engine will run it again: settle its handle, emit `retrying` with no delay. */
+  RemoteRetrying,
   /** A job was cancelled: reject its promise, abort its signal when `n` is 1 (it was running), emit `cancelled`. */
   Cancelled,
   /** A running attempt timed out with `value` (a `TimeoutError`): abort its signal (and its thread). */

@@ -55,7 +55,7 @@ export function emitFailure<T, R>(worker: WorkerEmitter<T, R>, event: 'failed' |
 }
 
 /** Emits `retrying`. @internal */
-export function emitRetrying<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, error: unknown, delayMs: number): void {
+export function emitRetrying<T, R>(worker: WorkerEmitter<T, R>, job: JobRecord, error: unknown, delayMs: number | undefined): void {
   try {
     worker.emit('retrying', tracked<T, R>(job), error, delayMs);
   } catch (listenerError) {

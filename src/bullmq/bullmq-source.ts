@@ -1,0 +1,265 @@
+import type { Job as BullJob, Worker as BullWorker, WorkerOptions as BullWorkerOptions } from 'bullmq';
+import * as check from '../internal/validate.js';
+import type { RemoteAdapter, RemoteJob } from '../remote/adapter.js';
+import { LockLostError } from '../remote/errors.js';
+
+// bullmq and ioredis are optional peer dependencies: loaded here, when `qmux/bullmq` is
+// imported, and never by `import 'qmux'`.
+let bullmq: typeof import('bullmq');
+try {
+  bullmq = await import('bullmq');
+  await import('ioredis');
+} catch (cause) {
+  throw new Error('qmux/bullmq needs the packages "bullmq" and "ioredis", which are not installed: npm install bullmq ioredis', { cause });
+}
+
+/**
+ * Options of a {@link BullMQSource}: BullMQ's worker options, passed through (`connection`,
+ * `prefix`, `lockDuration`, `stalledInterval`, `maxStalledCount`, `drainDelay`...). qmux runs
+ * the jobs, so the options of BullMQ's own processing loop (`concurrency`, `autorun`, a
+ * processor, `limiter`) do not apply: use the bind options of `worker.bindRemote`.
+ */
+export type BullMQSourceOptions = Omit<BullWorkerOptions, 'autorun' | 'concurrency' | 'limiter' | 'useWorkerThreads'>;
+
+/** BullMQ's codes for "this job is not yours (any more)": missing job, missing lock, not active, lock mismatch. */
+const LOCK_CODES = new Set([-1, -2, -3, -6]);
+
+function asLockLost(error: unknown, job: BullRemoteJob, call: string): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && LOCK_CODES.has(code) ? new LockLostError(job.id, call, { cause: error }) : error;
+}
+
+/** One claimed BullMQ job: the job and the token that holds its lock. @internal */
+class BullRemoteJob<T = unknown> implements RemoteJob<T> {
+  readonly job: BullJob<T>;
+  readonly token: string;
+  constructor(job: BullJob<T>, token: string) {
+    this.job = job;
+    this.token = token;
+  }
+  get id(): string {
+    return this.job.id as string;
+  }
+  get data(): T {
+    return this.job.data;
+  }
+  get attempt(): number {
+    return this.job.attemptsMade + 1;
+  }
+  get maxAttempts(): number {
+    return this.job.opts.attempts ?? 1;
+  }
+}
+
+const ABORTED = Symbol('aborted');
+
+/**
+ * A BullMQ queue as a remote source of a qmux worker (SPEC 9), through BullMQ's
+ * manual-processing API: a BullMQ `Worker` with no processor and `autorun: false`, one token
+ * per job, `getNextJob` (its blocking fetch waits while the queue is empty: no polling loop),
+ * `moveToCompleted` / `moveToFailed` with `fetchNext` false, `moveToWait` to hand a job back,
+ * `extendJobLocks` to renew locks and `startStalledCheckTimer` so that jobs of a consumer that
+ * died go back to waiting. Producers use BullMQ's own `Queue.add`; `attempts` and `backoff` set
+ * there decide retries.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns (stored as the job's return value)
+ * @example
+ * ```ts
+ * import { Worker } from 'qmux';
+ * import { BullMQSource } from 'qmux/bullmq';
+ *
+ * const worker = new Worker(async (job) => send(job.data), { concurrency: 8 });
+ * worker.bindRemote(new BullMQSource('emails', { connection: { host: '127.0.0.1', port: 6379 } }), { prefetch: 8 });
+ * ```
+ */
+export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, R> {
+  /** The BullMQ queue's name. */
+  readonly queueName: string;
+  /** How long a claim (BullMQ's lock) lasts unless renewed, ms: the `lockDuration` option, default 30 000. */
+  readonly lockDuration: number;
+  readonly #options: BullMQSourceOptions;
+  #worker: BullWorker<T, R> | undefined = undefined;
+  #tokens = 0;
+  /** A blocking fetch left running by a claim that was aborted: the next claim takes it over. */
+  #pending: Promise<BullJob<T> | undefined> | undefined = undefined;
+  #watcher: ((error: unknown) => void) | undefined = undefined;
+  /** Whether the last claim found jobs: the next one first tries without blocking. */
+  #busyQueue = false;
+
+  /**
+   * @param queueName - the BullMQ queue to consume
+   * @param options - BullMQ's worker options; `connection` (ioredis options or an ioredis instance) is required
+   */
+  constructor(queueName: string, options: BullMQSourceOptions) {
+    check.nonEmptyString('new BullMQSource(queueName)', queueName);
+    if (options === null || typeof options !== 'object' || options.connection == null) {
+      throw new TypeError(
+        `qmux: new BullMQSource(queueName, options) needs options with a connection (ioredis options or an ioredis instance), got ${check.describeValue(options)}`,
+      );
+    }
+    for (const key of ['autorun', 'concurrency', 'limiter', 'useWorkerThreads']) {
+      if (key in options)
+        throw new TypeError(
+          `qmux: new BullMQSource(): option "${key}" is BullMQ's processing loop, which qmux replaces; use the bind options of worker.bindRemote()`,
+        );
+    }
+    this.queueName = queueName;
+    this.#options = options;
+    this.lockDuration = options.lockDuration ?? 30_000;
+  }
+
+  /** The BullMQ worker (made on first claim), for what this class does not cover. */
+  get bullWorker(): BullWorker<T, R> | undefined {
+    return this.#worker;
+  }
+
+  #open(): BullWorker<T, R> {
+    let worker = this.#worker;
+    if (worker === undefined) {
+      worker = new bullmq.Worker<T, R>(this.queueName, null, { ...this.#options, autorun: false });
+      // Connection faults come here (an EventEmitter 'error' with no listener would crash the host).
+      worker.on('error', (error) => this.#watcher?.(error));
+      worker.startStalledCheckTimer().catch((error: unknown) => this.#watcher?.(error));
+      this.#worker = worker;
+    }
+    return worker;
+  }
+
+  #fetch(worker: BullWorker<T, R>, block: boolean): Promise<BullJob<T> | undefined> {
+    return worker.getNextJob(`${worker.id}:${++this.#tokens}`, { block }) as Promise<BullJob<T> | undefined>;
+  }
+
+  /**
+   * Claims up to `max` jobs. While the queue had jobs at the last claim, `max` fetches without
+   * blocking are sent together (one round trip); when they find none, or the queue was empty,
+   * one blocking fetch waits for a job (BullMQ's blocking wait, not a polling loop), then up to
+   * `max - 1` more are sent together.
+   */
+  async claim(max: number, signal: AbortSignal): Promise<readonly RemoteJob<T>[]> {
+    const worker = this.#open();
+    if (this.#pending === undefined && this.#busyQueue && !signal.aborted) {
+      const burst = await this.#burst(worker, max);
+      if (burst.length > 0) return burst;
+      this.#busyQueue = false;
+    }
+    const first = this.#pending ?? this.#fetch(worker, true);
+    this.#pending = undefined;
+    let job: BullJob<T> | undefined | typeof ABORTED;
+    if (signal.aborted) job = ABORTED;
+    else {
+      let onAbort: (() => void) | undefined;
+      const aborted = new Promise<typeof ABORTED>((resolve) => {
+        onAbort = () => resolve(ABORTED);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      try {
+        job = await Promise.race([first, aborted]);
+      } finally {
+        signal.removeEventListener('abort', onAbort as () => void);
+      }
+    }
+    if (job === ABORTED) {
+      this.#pending = first; // still waiting: the next claim (or close) takes it over
+      return [];
+    }
+    if (job === undefined) {
+      // BullMQ ends a blocking wait early, with nothing, when its connection fails: that is no
+      // answer from Redis, and must not pass for one (it would end an outage).
+      const status = (await worker.getBackend().client).status;
+      if (status !== 'ready') throw new Error(`qmux: the connection to Redis is ${status}`);
+      return [];
+    }
+    this.#busyQueue = true;
+    const jobs: RemoteJob<T>[] = [this.#wrap(job)];
+    if (max > 1 && !signal.aborted) for (const next of await this.#burst(worker, max - 1)) jobs.push(next);
+    return jobs;
+  }
+
+  /** Up to `count` jobs from fetches that do not block, sent together. */
+  async #burst(worker: BullWorker<T, R>, count: number): Promise<RemoteJob<T>[]> {
+    const fetches: Promise<BullJob<T> | undefined>[] = [];
+    for (let i = 0; i < count; i++) fetches.push(this.#fetch(worker, false));
+    const jobs: RemoteJob<T>[] = [];
+    for (const next of await Promise.all(fetches)) if (next !== undefined) jobs.push(this.#wrap(next));
+    return jobs;
+  }
+
+  #wrap(job: BullJob<T>): BullRemoteJob<T> {
+    return new BullRemoteJob(job, job.token as string);
+  }
+
+  /** Completes the job with the handler's result (`moveToCompleted`, `fetchNext` false). */
+  async complete(job: RemoteJob<T>, result: R): Promise<void> {
+    const remote = job as BullRemoteJob<T>;
+    try {
+      await remote.job.moveToCompleted(result, remote.token, false);
+    } catch (error) {
+      throw asLockLost(error, remote, 'complete');
+    }
+  }
+
+  /** Fails this attempt (`moveToFailed`, `fetchNext` false); the job's `attempts` and `backoff` decide a retry. */
+  async fail(job: RemoteJob<T>, error: unknown): Promise<void> {
+    const remote = job as BullRemoteJob<T>;
+    const reason = error instanceof Error ? error : new Error(String(error));
+    try {
+      await remote.job.moveToFailed(reason, remote.token, false);
+    } catch (moveError) {
+      throw asLockLost(moveError, remote, 'fail');
+    }
+  }
+
+  /** Hands the job back to waiting (`moveToWait`), where any consumer can take it. */
+  async release(job: RemoteJob<T>): Promise<void> {
+    const remote = job as BullRemoteJob<T>;
+    try {
+      await remote.job.moveToWait(remote.token);
+    } catch (error) {
+      throw asLockLost(error, remote, 'release');
+    }
+  }
+
+  /** Renews the locks of `jobs` in one call; resolves to those whose lock is gone. */
+  async extend(jobs: readonly RemoteJob<T>[]): Promise<readonly RemoteJob<T>[]> {
+    const worker = this.#open();
+    const remotes = jobs as readonly BullRemoteJob<T>[];
+    const failed = await worker.extendJobLocks(
+      remotes.map((job) => job.id),
+      remotes.map((job) => job.token),
+      this.lockDuration,
+    );
+    if (failed.length === 0) return [];
+    const lost = new Set(failed);
+    return remotes.filter((job) => lost.has(job.id));
+  }
+
+  /** Stores a progress report on the BullMQ job (`updateProgress`). */
+  async progress(job: RemoteJob<T>, value: unknown): Promise<void> {
+    await (job as BullRemoteJob<T>).job.updateProgress(value as number | object);
+  }
+
+  /** @internal The worker listens for connection faults here. */
+  watch(listener: (error: unknown) => void): void {
+    this.#watcher = listener;
+  }
+
+  /**
+   * Closes the BullMQ worker and its connections (a later claim reopens them). A blocking fetch
+   * still waiting is interrupted; a job it got meanwhile goes back to waiting.
+   */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    this.#worker = undefined;
+    const pending = this.#pending;
+    this.#pending = undefined;
+    if (pending !== undefined) {
+      // Interrupt the blocking wait (its connection is dedicated to it), then hand back what it got.
+      await (worker.getBackend() as { disconnectBlocking?(wait?: boolean): Promise<void> }).disconnectBlocking?.(false);
+      const job = await pending.catch(() => undefined);
+      if (job !== undefined) await job.moveToWait(job.token as string).catch(() => undefined);
+    }
+    await worker.close();
+  }
+}

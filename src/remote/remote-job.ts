@@ -1,0 +1,35 @@
+import { JobRecord, State, UNTIMED } from '../job.js';
+import type { Source } from '../source.js';
+import type { RemoteJob } from './adapter.js';
+
+/**
+ * A job claimed from a remote engine: a local job record (so strategies, caps, events, timeouts
+ * and cancellation treat it like any other) that carries the engine's job, whose id and
+ * attempt the handler sees.
+ *
+ * @internal
+ */
+export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
+  /** The engine's job, given back to the adapter for every call about it. */
+  readonly remote: RemoteJob<T>;
+  /** Set once the engine said the claim is gone (counted once). */
+  lockLost = false;
+
+  constructor(home: Source<T, R>, remote: RemoteJob<T>) {
+    super(home, remote.data, 0, UNTIMED, State.Waiting);
+    this.remote = remote;
+  }
+
+  override get id(): string {
+    return this.remote.id;
+  }
+
+  override get attempt(): number {
+    return this.remote.attempt;
+  }
+
+  /** Whether the engine runs the job again after this attempt fails. */
+  get engineRetries(): boolean {
+    return this.remote.attempt < (this.remote.maxAttempts ?? 1);
+  }
+}

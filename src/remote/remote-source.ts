@@ -1,0 +1,452 @@
+import type { Core } from '../core/core.js';
+import { Phase } from '../core/worker-state.js';
+import type { DueJobs } from '../internal/due-jobs.js';
+import { type JobProgress, type JobRecord, State } from '../job.js';
+import { Source, type BindOptions, type SourceHost } from '../source.js';
+import type { RemoteAdapter, RemoteJob } from './adapter.js';
+import { LockLostError } from './errors.js';
+import { Outage } from './outage.js';
+import { RemoteJobRecord } from './remote-job.js';
+
+/** The default `prefetch` is the source's or the worker's concurrency, at most this. */
+export const MAX_DEFAULT_PREFETCH = 64;
+
+/**
+ * A claim that came back empty sooner than this (an adapter that does not long-poll) is
+ * followed by the next one only after {@link EMPTY_CLAIM_SPACING_MS}, so that such an adapter
+ * cannot spin the event loop.
+ */
+const EMPTY_CLAIM_MS = 20;
+const EMPTY_CLAIM_SPACING_MS = 50;
+
+/** What a remote source needs from its worker beyond what every source needs. @internal */
+export interface RemoteHost {
+  /** A claimed job joins the source (counted as added, due now, a pass scheduled). */
+  admit(job: RemoteJobRecord): void;
+  /** The source became eligible again (its engine answers): the worker should look. */
+  wake(): void;
+  /** Reports a remote fault (on `error`, or as a warning). */
+  report(error: unknown): void;
+  /** An outage began: emit `degraded`. */
+  degraded(error: unknown): void;
+  /** The source left the list (after `close()`). */
+  closed(source: RemoteSource): void;
+}
+
+const enum Call {
+  Complete,
+  Fail,
+  Release,
+}
+
+const CALL_NAMES = ['complete', 'fail', 'release'] as const;
+
+function isLockLost(error: unknown): boolean {
+  return error instanceof LockLostError || (error instanceof Error && error.name === 'LockLostError');
+}
+
+/**
+ * A source fed by a remote engine (SPEC 9), made by `worker.bindRemote(adapter, options)`. Its
+ * waiting jobs are the jobs it holds claimed and not yet started (at most `prefetch`): the
+ * strategy, eligibility, caps and `stats()` see them as due jobs. Their outcomes go back to the
+ * engine, which owns retries; `purge()` and cancelling an unstarted job release it to the
+ * engine.
+ *
+ * @typeParam T - job data
+ * @typeParam R - what the handler returns
+ * @example
+ * ```ts
+ * const emails = worker.bindRemote(new BullMQSource('emails', { connection }), { weight: 3, prefetch: 4 });
+ * emails.length;      // claimed jobs not yet started
+ * await emails.close(); // hand back what it holds, record running outcomes, unbind
+ * ```
+ */
+export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
+  /** @internal */
+  override readonly isRemote: boolean = true;
+  /** The adapter it claims from. */
+  readonly remote: RemoteAdapter<T, R>;
+  /** @internal Whether the engine answers, and what to report. */
+  readonly outage: Outage;
+  readonly #rhost: RemoteHost;
+  readonly #prefetch: number | undefined;
+  /** Every job it holds a claim on: unstarted, running, or with its outcome being recorded. */
+  readonly #held = new Map<RemoteJob<T>, RemoteJobRecord<T, R>>();
+  /** The claim in flight (at most one). */
+  #claim: AbortController | undefined = undefined;
+  /** A timer before the next claim: backoff after a fault, or spacing after an empty answer. */
+  #claimTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** Calls in flight or waiting to be retried: complete, fail, release. */
+  #io = 0;
+  #quietWaiters: (() => void)[] = [];
+  #extendTimer: ReturnType<typeof setInterval> | undefined = undefined;
+  #extending = false;
+  /** Set while the worker stops it: it finishes what it holds and closes the adapter. */
+  #quiescing: Promise<void> | undefined = undefined;
+  #closing: Promise<void> | undefined = undefined;
+
+  /** @internal */
+  constructor(
+    host: SourceHost,
+    core: Core,
+    due: DueJobs,
+    name: string,
+    bindOrder: number,
+    options: BindOptions | undefined,
+    adapter: RemoteAdapter<T, R>,
+    prefetch: number | undefined,
+    remoteHost: RemoteHost,
+  ) {
+    super(host, core, due, name, bindOrder, options);
+    this.remote = adapter;
+    this.#prefetch = prefetch;
+    this.#rhost = remoteHost;
+    this.outage = new Outage(name, (error) => remoteHost.report(error));
+    adapter.watch?.((error) => {
+      if (error === undefined) this.#answered();
+      else this.#fault('lost its connection', error);
+    });
+  }
+
+  /**
+   * The most jobs it holds claimed and not yet started: the `prefetch` option, or the source's
+   * `concurrency`, else the worker's, at most 64.
+   */
+  get prefetch(): number {
+    const ceiling = Number.isFinite(this.maxRunning) ? this.maxRunning : this.core.concurrency;
+    return Math.min(this.#prefetch ?? Math.min(MAX_DEFAULT_PREFETCH, ceiling), this.capacity);
+  }
+
+  /** @internal Not eligible while its engine cannot be reached. */
+  override isEligible(now: number): boolean {
+    return this.outage.error === undefined && super.isEligible(now);
+  }
+
+  /**
+   * Releases every claimed, unstarted job to the engine (their handles settle `'cancelled'`).
+   * Claiming goes on.
+   *
+   * @returns how many jobs were released
+   */
+  override purge(): number {
+    return super.purge();
+  }
+
+  /**
+   * Hands back what it holds, waits for its running jobs' outcomes to be recorded, closes the
+   * adapter and unbinds: the source leaves the list and `stats()`, and its name is free again.
+   */
+  override close(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    super.close();
+    this.#claim?.abort();
+    this.#handBack();
+    this.host.retire(this as Source);
+    this.#closing = this.#whenQuiet()
+      .then(() => this.#shutDown())
+      .then(() => this.#rhost.closed(this as RemoteSource));
+    return this.#closing;
+  }
+
+  // ---------------------------------------------------------------- what the worker calls
+
+  /**
+   * @internal After every change of the worker: claims while jobs may start and there is room,
+   * hands back and stops claiming when they may not.
+   */
+  sync(): void {
+    if (this.core.phase !== Phase.Started || this.closed) {
+      this.#claim?.abort();
+      if (this.due.length > 0) this.#handBack();
+      return;
+    }
+    if (this.#claim !== undefined || this.#claimTimer !== undefined || this.#quiescing !== undefined) return;
+    const room = this.prefetch - this.due.length;
+    if (room > 0) this.#startClaim(room);
+  }
+
+  /** @internal The handler of one of its jobs settled: record the outcome the core decided. */
+  attemptEnded(job: RemoteJobRecord<T, R>): void {
+    if (job.lockLost) {
+      this.#let(job);
+      this.#checkQuiet();
+      return;
+    }
+    this.#io++;
+    this.#call(job, job.state === State.Succeeded ? Call.Complete : Call.Fail);
+  }
+
+  /**
+   * @internal A running job reported progress: it is stored in the engine too (the adapter's
+   * optional `progress`), best effort: a report that cannot be stored counts as a fault of the
+   * source and is not retried, since the next report replaces it.
+   */
+  override progressed(job: JobRecord<T, R>, value: JobProgress): void {
+    const adapter = this.remote;
+    if (adapter.progress === undefined) return;
+    let answer: Promise<void>;
+    try {
+      answer = Promise.resolve(adapter.progress((job as RemoteJobRecord<T, R>).remote, value));
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      () => this.#answered(),
+      (error: unknown) => {
+        if (!isLockLost(error)) this.#fault(`could not record the progress of job ${job.id}`, error);
+      },
+    );
+  }
+
+  /** @internal A claimed, unstarted job was cancelled or purged: hand it back. */
+  release(job: RemoteJobRecord<T, R>): void {
+    this.#io++;
+    this.#call(job, Call.Release);
+  }
+
+  /**
+   * @internal The worker stopped with none of its jobs running: finish the calls in flight,
+   * stop renewing claims, close the adapter. Never rejects.
+   */
+  quiesce(): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    if (this.#quiescing !== undefined) return this.#quiescing;
+    this.#claim?.abort();
+    this.#quiescing = this.#whenQuiet()
+      .then(() => this.#shutDown())
+      .then(() => {
+        this.#quiescing = undefined;
+        this.sync(); // start() may have come meanwhile
+      });
+    return this.#quiescing;
+  }
+
+  /** @internal Why it is degraded, or `undefined`. */
+  get degradedReason(): string | undefined {
+    return this.outage.error?.message;
+  }
+
+  // ---------------------------------------------------------------- claims
+
+  #startClaim(max: number): void {
+    const controller = new AbortController();
+    this.#claim = controller;
+    const startedAt = performance.now();
+    let answer: Promise<readonly RemoteJob<T>[]>;
+    try {
+      answer = Promise.resolve(this.remote.claim(max, controller.signal));
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (jobs) => this.#claimed(controller, jobs, max, startedAt),
+      (error: unknown) => this.#claimFailed(controller, error),
+    );
+  }
+
+  #claimed(controller: AbortController, jobs: readonly RemoteJob<T>[], max: number, startedAt: number): void {
+    this.#claim = undefined;
+    if (!Array.isArray(jobs)) {
+      this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${String(jobs)}`));
+      return;
+    }
+    this.#answered();
+    const accept = this.core.phase === Phase.Started && !this.closed && this.#quiescing === undefined;
+    let taken = 0;
+    for (const remote of jobs) {
+      const job = new RemoteJobRecord<T, R>(this, remote);
+      this.#hold(job);
+      if (accept && taken < max) {
+        taken++;
+        this.#rhost.admit(job);
+      } else {
+        this.release(job);
+      }
+    }
+    if (jobs.length === 0 && !controller.signal.aborted && performance.now() - startedAt < EMPTY_CLAIM_MS) {
+      this.#claimAfter(EMPTY_CLAIM_SPACING_MS);
+    } else {
+      this.sync();
+    }
+    this.#checkQuiet();
+  }
+
+  #claimFailed(controller: AbortController, error: unknown): void {
+    this.#claim = undefined;
+    if (!controller.signal.aborted) {
+      this.#fault('could not claim jobs', error);
+      this.#claimAfter(this.outage.backoffMs());
+    } else {
+      this.sync();
+    }
+    this.#checkQuiet();
+  }
+
+  #claimAfter(ms: number): void {
+    this.#claimTimer = setTimeout(() => {
+      this.#claimTimer = undefined;
+      this.sync();
+    }, ms);
+    this.#claimTimer.unref?.();
+  }
+
+  #handBack(): void {
+    for (const job of this.core.handBack(this as Source)) this.release(job as RemoteJobRecord<T, R>);
+  }
+
+  // ---------------------------------------------------------------- outcomes and releases
+
+  #call(job: RemoteJobRecord<T, R>, call: Call): void {
+    let answer: Promise<void>;
+    try {
+      const adapter = this.remote;
+      answer = Promise.resolve(
+        call === Call.Complete
+          ? adapter.complete(job.remote, job.value as R)
+          : call === Call.Fail
+            ? adapter.fail(job.remote, job.value)
+            : adapter.release(job.remote),
+      );
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      () => {
+        this.#answered();
+        this.#done(job);
+      },
+      (error: unknown) => this.#callFailed(job, call, error),
+    );
+  }
+
+  #callFailed(job: RemoteJobRecord<T, R>, call: Call, error: unknown): void {
+    if (isLockLost(error)) {
+      this.#answered(); // the engine answered, only not what we hoped
+      this.#lost(job);
+      this.#done(job);
+      return;
+    }
+    this.#fault(`could not ${CALL_NAMES[call]} job ${job.id}`, error);
+    // Retried until recorded or the lock is known lost: the job stays held (its claim renewed).
+    const timer = setTimeout(() => this.#call(job, call), this.outage.backoffMs());
+    timer.unref?.();
+  }
+
+  #done(job: RemoteJobRecord<T, R>): void {
+    this.#let(job);
+    this.#io--;
+    this.#checkQuiet();
+  }
+
+  // ---------------------------------------------------------------- claims held, renewed, lost
+
+  #hold(job: RemoteJobRecord<T, R>): void {
+    this.#held.set(job.remote, job);
+    const lock = this.remote.lockDuration;
+    if (this.#extendTimer === undefined && Number.isFinite(lock)) {
+      this.#extendTimer = setInterval(() => this.#extend(), Math.max(1, lock / 2));
+      this.#extendTimer.unref?.();
+    }
+  }
+
+  #let(job: RemoteJobRecord<T, R>): void {
+    this.#held.delete(job.remote);
+    if (this.#held.size === 0 && this.#extendTimer !== undefined) {
+      clearInterval(this.#extendTimer);
+      this.#extendTimer = undefined;
+    }
+  }
+
+  /** Renews every claim it holds, one call for all of them (one timer per source, not per job). */
+  #extend(): void {
+    if (this.#extending) return;
+    const jobs: RemoteJob<T>[] = [];
+    for (const job of this.#held.values()) if (!job.lockLost) jobs.push(job.remote);
+    if (jobs.length === 0) return;
+    this.#extending = true;
+    // biome-ignore lint/suspicious/noConfusingVoidType: what RemoteAdapter.extend resolves to
+    let answer: Promise<void | readonly RemoteJob<T>[]>;
+    try {
+      answer = Promise.resolve(this.remote.extend(jobs));
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (lost) => {
+        this.#extending = false;
+        this.#answered();
+        if (Array.isArray(lost)) {
+          for (const remote of lost) {
+            const job = this.#held.get(remote);
+            if (job !== undefined) this.#lost(job);
+          }
+        }
+      },
+      (error: unknown) => {
+        this.#extending = false;
+        this.#fault('could not renew its claims', error);
+      },
+    );
+  }
+
+  #lost(job: RemoteJobRecord<T, R>): void {
+    if (job.lockLost) return;
+    job.lockLost = true;
+    this.outage.lost();
+  }
+
+  // ---------------------------------------------------------------- faults
+
+  #fault(what: string, error: unknown): void {
+    if (this.outage.fault(what, error)) this.#rhost.degraded(this.outage.error);
+  }
+
+  #answered(): void {
+    if (this.outage.answered()) this.#rhost.wake();
+  }
+
+  // ---------------------------------------------------------------- stopping
+
+  #whenQuiet(): Promise<void> {
+    if (this.#isQuiet()) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#quietWaiters.push(resolve));
+  }
+
+  #isQuiet(): boolean {
+    return this.running === 0 && this.#io === 0 && this.#claim === undefined;
+  }
+
+  #checkQuiet(): void {
+    if (this.#quietWaiters.length === 0 || !this.#isQuiet()) return;
+    const waiters = this.#quietWaiters;
+    this.#quietWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Stops every timer and closes the adapter; a failure to close is reported, never thrown. */
+  async #shutDown(): Promise<void> {
+    if (this.#claimTimer !== undefined) {
+      clearTimeout(this.#claimTimer);
+      this.#claimTimer = undefined;
+    }
+    if (this.#extendTimer !== undefined) {
+      clearInterval(this.#extendTimer);
+      this.#extendTimer = undefined;
+    }
+    try {
+      await this.remote.close();
+    } catch (error) {
+      this.#rhost.report(error);
+    }
+  }
+
+  /** @internal Jobs it holds a claim on (unstarted, running, recording). */
+  get heldCount(): number {
+    return this.#held.size;
+  }
+}
+
+/** @internal Whether a job belongs to a remote source. */
+export function isRemoteJob(job: JobRecord): job is RemoteJobRecord {
+  return job.home.isRemote;
+}

@@ -1,0 +1,231 @@
+/**
+ * BullMQSource against a real redis-server (SPEC 9): one server for this file, started on a free
+ * loopback port without persistence and stopped afterwards. Without redis-server these tests are
+ * skipped with a notice, unless QMUX_REQUIRE_REDIS=1 (CI), which fails them instead. Real time:
+ * every wait is on a cause (queue counts, process output) with a generous bound.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BullMQSource } from '../src/bullmq/index.js';
+import { RemoteSourceError, Strategy, Worker, type Job } from '../src/index.js';
+import { REDIS_MISSING_NOTICE, RedisServer, redisRequired, redisServerInstalled } from './support/redis-server.js';
+
+const available = redisServerInstalled;
+if (!available && !redisRequired) console.warn(REDIS_MISSING_NOTICE);
+
+describe.runIf(!available && redisRequired)('redis-server is required (QMUX_REQUIRE_REDIS=1)', () => {
+  it('is installed', () => {
+    expect.fail('redis-server is not on the PATH; install it with `apt-get install redis-server`');
+  });
+});
+
+/** Polls `check` (every 20 ms) until it holds, or fails after `boundMs`. */
+async function until(what: string, check: () => boolean | Promise<boolean>, boundMs = 15_000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${boundMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+let queueCount = 0;
+
+describe.runIf(available)('BullMQSource on a real Redis', () => {
+  let redis: RedisServer;
+  const queues: Queue[] = [];
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await Promise.all(queues.map((queue) => queue.close()));
+    await redis?.destroy();
+  });
+
+  function newQueue(): Queue {
+    const queue = new Queue(`q${++queueCount}`, { connection: redis.connection });
+    queue.on('error', () => undefined); // the producer sees the outage test's refused connections too
+    queues.push(queue);
+    return queue;
+  }
+
+  /** A source for `queue`; its types follow the worker it is bound to (BullMQ's data is whatever the producer added). */
+  function source<T, R>(queue: Queue, options: { lockDuration?: number; stalledInterval?: number } = {}): BullMQSource<T, R> {
+    return new BullMQSource<T, R>(queue.name, { connection: redis.connection, ...options });
+  }
+
+  it("runs jobs added with BullMQ's Queue.add and records results and failures (after their attempts) in BullMQ", async () => {
+    const queue = newQueue();
+    await queue.add('double', { n: 21 });
+    await queue.add('boom', { n: -1 }, { attempts: 2 });
+    const events: string[] = [];
+    const worker = new Worker(async (job: Job<{ n: number }>) => {
+      if (job.data.n < 0) throw new Error(`negative on attempt ${job.attempt}`);
+      return job.data.n * 2;
+    });
+    worker.on('retrying', (job, _error, delay) => events.push(`retrying ${job.id} ${String(delay)}`));
+    worker.on('failed', (job) => events.push(`failed ${job.id}`));
+    worker.bindRemote(source(queue));
+    await until('one completed and one failed', async () => {
+      const counts = await queue.getJobCounts('completed', 'failed');
+      return counts.completed === 1 && counts.failed === 1;
+    });
+    const [completed] = await queue.getCompleted();
+    expect(completed?.returnvalue).toBe(42);
+    const [failed] = await queue.getFailed();
+    expect(failed?.failedReason).toBe('negative on attempt 2');
+    expect(failed?.attemptsMade).toBe(2);
+    expect(events).toEqual([`retrying ${failed?.id} undefined`, `failed ${failed?.id}`]);
+    await worker.stop();
+  });
+
+  it('Priority: local jobs first, then the remote backlog', async () => {
+    const queue = newQueue();
+    await queue.addBulk([1, 2, 3].map((i) => ({ name: 'r', data: `r${i}` })));
+    const order: string[] = [];
+    const worker = new Worker((job: Job<string>) => void order.push(job.data), { concurrency: 1, autoRun: false });
+    const local = worker.bindQueue({ priority: 1 });
+    const remote = worker.bindRemote(source(queue), { priority: 2, prefetch: 3 });
+    for (const i of [1, 2, 3]) local.add(`l${i}`);
+    worker.start();
+    await until('6 jobs ran', () => order.length === 6);
+    expect(order.slice(0, 3)).toEqual(['l1', 'l2', 'l3']);
+    expect(order.slice(3).sort()).toEqual(['r1', 'r2', 'r3']);
+    expect(remote.length).toBe(0);
+    await worker.stop();
+  });
+
+  it('Weighted 3:1: three remote starts for each local one while both have work', async () => {
+    const queue = newQueue();
+    await queue.addBulk(Array.from({ length: 60 }, () => ({ name: 'r', data: 'R' })));
+    const order: string[] = [];
+    const worker = new Worker(
+      async (job: Job<string>) => {
+        order.push(job.data);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      },
+      { concurrency: 1, strategy: Strategy.Weighted },
+    );
+    const local = worker.bindQueue({ weight: 1 });
+    for (let i = 0; i < 20; i++) local.add('L');
+    worker.bindRemote(source(queue), { weight: 3, prefetch: 4 });
+    await until('40 jobs ran', () => order.length >= 40);
+    // Once the first claim has come back, the remote source is never empty: shares are exact.
+    const steady = order.slice(order.indexOf('R'), order.indexOf('R') + 32);
+    expect(steady.filter((x) => x === 'R').length).toBe(24);
+    await worker.stop();
+  });
+
+  it('stop() with claimed, unstarted jobs hands them back, and another consumer runs them', async () => {
+    const queue = newQueue();
+    await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'j', data: i })));
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const first = new Worker(() => blocked, { concurrency: 1 });
+    const claimed = first.bindRemote(source(queue), { prefetch: 4 });
+    await until('4 claimed and 1 running', () => claimed.length === 4 && first.numProcessing === 1);
+    const stopping = first.stop();
+    await until('the claimed ones are back in waiting', async () => (await queue.getJobCounts('wait')).wait === 5);
+    release();
+    await stopping;
+    const ran: number[] = [];
+    const second = new Worker((job: Job<number>) => void ran.push(job.data), { concurrency: 2 });
+    second.bindRemote(source(queue));
+    await until('all 6 completed', async () => (await queue.getJobCounts('completed')).completed === 6);
+    expect(ran.sort()).toEqual([1, 2, 3, 4, 5]);
+    await second.stop();
+  });
+
+  it('Redis unavailable under load, then back: degraded naming the source, one report, then healthy; nothing lost', async () => {
+    const queue = newQueue();
+    const total = 400;
+    await queue.addBulk(Array.from({ length: total }, (_, i) => ({ name: 'j', data: i })));
+    const errors: unknown[] = [];
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown): void => void uncaught.push(error);
+    process.on('uncaughtException', onUncaught);
+    process.on('unhandledRejection', onUncaught);
+    const done = new Set<number>();
+    const worker = new Worker(
+      async (job: Job<number>) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        done.add(job.data);
+      },
+      { concurrency: 8 },
+    );
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(source(queue, { lockDuration: 20_000 }), { name: 'shared' });
+    try {
+      await until('some jobs ran', () => done.size > 50);
+      const stoppedAt = Date.now();
+      await redis.stop({ keepData: true });
+      await until('degraded', () => worker.health().status === 'degraded', 10_000);
+      expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+      expect(worker.health().reason).toContain('remote source "shared"');
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the outage goes on: still one report
+      expect(errors.filter((error) => error instanceof RemoteSourceError)).toHaveLength(1);
+      await redis.restart();
+      const backAt = Date.now();
+      await until('healthy again', () => worker.health().status === 'healthy', 10_000);
+      expect(Date.now() - backAt).toBeLessThan(10_000);
+      await until('every job completed in BullMQ', async () => (await queue.getJobCounts('completed')).completed === total, 30_000);
+      expect(done.size).toBe(total);
+      expect(errors.filter((error) => error instanceof RemoteSourceError)).toHaveLength(1);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      process.off('unhandledRejection', onUncaught);
+      if (!redis.running) await redis.restart();
+      await worker.stop();
+    }
+  }, 60_000);
+
+  it('three consumer processes, one SIGKILLed mid-run: every job completes, only jobs of the killed one run twice', async () => {
+    const queue = newQueue();
+    const total = 1500;
+    await queue.addBulk(Array.from({ length: total }, (_, i) => ({ name: 'j', data: { i, ms: 3 } })));
+    const fixture = new URL('./fixtures/bullmq-consumer.mjs', import.meta.url).pathname;
+    const runs = new Map<string, string[]>(); // job id -> consumers that started it
+    const children: { name: string; child: ChildProcess; out: string; exited: Promise<number | null> }[] = [];
+    for (const name of ['a', 'b', 'c']) {
+      const child = spawn(process.execPath, [fixture, String(redis.port), queue.name, '1000', '300'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const entry = { name, child, out: '', exited: new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))) };
+      let partial = '';
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        entry.out += chunk;
+        const lines = (partial + chunk).split('\n');
+        partial = lines.pop() ?? '';
+        for (const line of lines) {
+          if (!line.startsWith('ran ')) continue;
+          const id = line.slice(4);
+          runs.set(id, [...(runs.get(id) ?? []), name]);
+        }
+      });
+      child.stderr?.resume();
+      children.push(entry);
+    }
+    try {
+      await until('a third of the jobs done', async () => (await queue.getJobCounts('completed')).completed >= total / 3, 30_000);
+      const victim = children[0] as (typeof children)[number];
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      await until('every job completed', async () => (await queue.getJobCounts('completed')).completed === total, 40_000);
+      const counts = await queue.getJobCounts('wait', 'active', 'failed', 'delayed');
+      expect(counts).toMatchObject({ wait: 0, active: 0, failed: 0, delayed: 0 });
+      expect(runs.size).toBe(total);
+      const twice = [...runs].filter(([, by]) => by.length > 1);
+      for (const [id, by] of twice) expect(by, `job ${id} ran more than once`).toContain('a');
+      for (const [, by] of twice) expect(by.filter((who) => who !== 'a').length).toBeLessThanOrEqual(1);
+      // The survivors stop their workers on SIGTERM and exit by themselves: no connection is left open.
+      for (const survivor of children.slice(1)) survivor.child.kill('SIGTERM');
+      const codes = await Promise.all(children.slice(1).map((survivor) => survivor.exited));
+      expect(codes).toEqual([0, 0]);
+      for (const survivor of children.slice(1)) expect(survivor.out).toContain('stopped');
+    } finally {
+      for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, 90_000);
+});

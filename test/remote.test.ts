@@ -1,0 +1,501 @@
+/**
+ * Remote sources (SPEC 9) against the adapter contract, with an in-memory engine on virtual
+ * time: no Redis needed, so these always run. BullMQ's own tests are in test/bullmq.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CancelledError, LostLocksError, RemoteSourceError, Strategy, TimeoutError, Worker, type Job } from '../src/index.js';
+import { Gate, flushMicrotasks } from './helpers.js';
+import { MemoryEngine } from './support/memory-engine.js';
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Stops the worker, finishing the gate's jobs as they run (stop waits for them). */
+async function stopAll(worker: Worker<never, unknown> | Worker<number> | Worker<string>, gate: { finishAll(): void }): Promise<void> {
+  const stopping = worker.stop();
+  for (let i = 0; i < 5; i++) {
+    gate.finishAll();
+    await settle();
+  }
+  await stopping;
+}
+
+/** Lets claims, outcomes and passes run (they chain promises several deep). */
+async function settle(): Promise<void> {
+  await vi.advanceTimersByTimeAsync(0);
+  await flushMicrotasks(50);
+}
+
+describe('remote jobs run like local ones', () => {
+  it('runs jobs claimed from the engine with its id and attempt, and records their results there', async () => {
+    const engine = new MemoryEngine();
+    const a = engine.add({ n: 1 });
+    const b = engine.add({ n: 2 });
+    const seen: string[] = [];
+    const worker = new Worker(async (job: Job<{ n: number }>) => {
+      seen.push(`${job.id}#${job.attempt} from ${job.source}`);
+      return job.data.n * 10;
+    });
+    worker.bindRemote(engine.adapter(), { name: 'shared' });
+    await settle();
+    expect(seen).toEqual([`${a}#1 from shared`, `${b}#1 from shared`]);
+    expect(engine.completed).toEqual(
+      new Map([
+        [a, 10],
+        [b, 20],
+      ]),
+    );
+    expect(worker.stats().counters).toMatchObject({ added: 2, started: 2, succeeded: 2 });
+    await worker.stop();
+  });
+
+  it("job.updateProgress of a remote job records it locally and in the engine (the adapter's progress)", async () => {
+    const engine = new MemoryEngine();
+    const id = engine.add({ n: 1 });
+    const stored: [string, unknown][] = [];
+    const adapter = Object.assign(engine.adapter<{ n: number }, number>(), {
+      progress: async (job: { id: string }, value: unknown) => {
+        stored.push([job.id, value]);
+      },
+    });
+    const events: unknown[] = [];
+    const worker = new Worker(async (job: Job<{ n: number }>) => {
+      job.updateProgress(50);
+      job.updateProgress({ done: 1 });
+      return job.data.n;
+    });
+    worker.on('progress', (_job, value) => events.push(value));
+    worker.bindRemote(adapter, { name: 'shared' });
+    await settle();
+    expect(events).toEqual([50, { done: 1 }]);
+    expect(stored).toEqual([
+      [id, 50],
+      [id, { done: 1 }],
+    ]);
+    expect(engine.completed.get(id)).toBe(1);
+    await worker.stop();
+  });
+
+  it("a failure goes to the engine, which retries it: 'retrying' with no delay, then 'failed'; no local retry or dead letter", async () => {
+    const engine = new MemoryEngine();
+    const id = engine.add('x', { attempts: 2 });
+    const events: string[] = [];
+    const worker = new Worker(
+      async (job: Job<string>) => {
+        throw new Error(`boom ${job.attempt}`);
+      },
+      { retry: { attempts: 5 } },
+    );
+    worker.on('retrying', (job, error, delay) => events.push(`retrying ${job.id} ${(error as Error).message} ${String(delay)}`));
+    worker.on('failed', (job, error) => events.push(`failed ${job.id} ${(error as Error).message}`));
+    worker.on('dead', (job) => events.push(`dead ${job.id}`));
+    worker.bindRemote(engine.adapter());
+    await settle();
+    expect(events).toEqual([`retrying ${id} boom 1 undefined`, `failed ${id} boom 2`]);
+    expect(engine.failed.get(id)).toEqual({ message: 'Error: boom 2', attemptsMade: 2 });
+    expect(worker.deadLetters).toEqual([]);
+    expect(worker.stats().counters).toMatchObject({ started: 2, retried: 1, failed: 1, dead: 0 });
+    await worker.stop();
+  });
+
+  it('a timeout fails the remote job with the TimeoutError once its handler settles', async () => {
+    const engine = new MemoryEngine();
+    const id = engine.add('slow');
+    const worker = new Worker(() => new Promise((resolve) => setTimeout(resolve, 500)), { timeout: 100 });
+    worker.bindRemote(engine.adapter());
+    await settle();
+    await vi.advanceTimersByTimeAsync(150);
+    expect(engine.failed.size).toBe(0); // the handler still runs: the job must not run elsewhere yet
+    await vi.advanceTimersByTimeAsync(400);
+    await settle();
+    expect(engine.failed.get(id)?.message).toBe(`TimeoutError: ${new TimeoutError(100, id).message}`);
+    await worker.stop();
+  });
+});
+
+describe('claims', () => {
+  it('holds at most prefetch claimed, unstarted jobs, with at most one claim in flight, refilling as jobs start', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 20; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 2 });
+    const adapter = engine.adapter<number>();
+    const source = worker.bindRemote(adapter, { prefetch: 3 });
+    await settle();
+    expect(gate.running).toBe(2);
+    expect(source.length).toBe(3);
+    expect(engine.active.size).toBe(5);
+    gate.started[0]?.finish();
+    await settle();
+    expect(source.length).toBe(3);
+    expect(adapter.maxClaimsInFlight).toBe(1);
+    expect(Math.max(...adapter.claimSizes)).toBeLessThanOrEqual(3);
+    await stopAll(worker, gate);
+  });
+
+  it('prefetch defaults to the source concurrency, else the worker concurrency (at most 64), and follows setConcurrency', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 200; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 2 });
+    const own = worker.bindRemote(engine.adapter(), { concurrency: 1, name: 'own' });
+    const plainAdapter = engine.adapter<number>();
+    const plain = worker.bindRemote(plainAdapter, { name: 'plain' });
+    expect(own.prefetch).toBe(1);
+    expect(plain.prefetch).toBe(2);
+    worker.setConcurrency(5);
+    expect(plain.prefetch).toBe(5);
+    worker.setConcurrency(1000);
+    expect(plain.prefetch).toBe(64);
+    await settle();
+    expect(Math.max(...plainAdapter.claimSizes)).toBeGreaterThan(5); // it followed setConcurrency
+    expect(Math.max(...plainAdapter.claimSizes)).toBeLessThanOrEqual(64);
+    await stopAll(worker, gate);
+  });
+
+  it('claimed, unstarted jobs are due jobs: SourceView.length, eligibility and stats() see them', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 5; i++) engine.add(i);
+    const lengths: number[] = [];
+    const spy = {
+      name: 'spy',
+      create: () => ({
+        pick(list: readonly import('../src/index.js').SourceView[]) {
+          const remote = list.find((view) => view.name === 'r');
+          lengths.push(remote?.length ?? -1);
+          return list.find((view) => view.eligible) as import('../src/index.js').SourceView;
+        },
+      }),
+    };
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1, strategy: spy });
+    worker.bindQueue({ name: 'local' });
+    worker.bindRemote(engine.adapter(), { name: 'r', prefetch: 4 });
+    await settle();
+    expect(lengths[0]).toBe(4);
+    expect(worker.stats().sources.r?.waiting).toBe(4); // refilled as the first one started
+    expect(worker.numPending).toBe(4);
+    expect(worker.numProcessing).toBe(1);
+    await stopAll(worker, gate);
+  });
+
+  it('an adapter that answers empty at once is not spun: claims are spaced', async () => {
+    const worker = new Worker(() => undefined);
+    let claims = 0;
+    worker.bindRemote({
+      lockDuration: 1000,
+      claim: async () => {
+        claims++;
+        return [];
+      },
+      complete: async () => undefined,
+      fail: async () => undefined,
+      release: async () => undefined,
+      extend: async () => undefined,
+      close: async () => undefined,
+    });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(claims).toBeGreaterThan(5);
+    expect(claims).toBeLessThanOrEqual(21);
+    await worker.stop();
+  });
+});
+
+describe('strategies over local and remote sources', () => {
+  it('Priority: local jobs first, then the remote backlog', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 3; i++) engine.add(`r${i}`);
+    const order: string[] = [];
+    const worker = new Worker((job: Job<string>) => void order.push(job.data), { concurrency: 1, autoRun: false });
+    const local = worker.bindQueue({ priority: 1 });
+    worker.bindRemote(engine.adapter(), { priority: 2, prefetch: 3 });
+    for (let i = 0; i < 3; i++) local.add(`l${i}`);
+    worker.start();
+    await settle();
+    expect(order).toEqual(['l0', 'l1', 'l2', 'r0', 'r1', 'r2']);
+    await worker.stop();
+  });
+
+  it('Weighted 3:1: the remote source gets three starts for each local one, within its prefetch', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 40; i++) engine.add('remote');
+    const order: string[] = [];
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1, strategy: Strategy.Weighted });
+    const local = worker.bindQueue({ weight: 1 });
+    for (let i = 0; i < 40; i++) local.add('local');
+    worker.bindRemote(engine.adapter(), { weight: 3, prefetch: 4 });
+    await settle();
+    for (let i = 0; i < 16; i++) {
+      const started = gate.started[i];
+      order.push(started?.data === 'remote' ? 'R' : 'L');
+      started?.finish();
+      await settle();
+    }
+    expect(order.slice(4).filter((x) => x === 'R').length).toBe(9);
+    expect(order.slice(4).join('')).toMatch(/^(RRLR|RLRR|LRRR|RRRL)+$/);
+    await stopAll(worker, gate);
+  });
+});
+
+describe('lifecycle', () => {
+  it('an initiated worker claims nothing; start() claims', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const adapter = engine.adapter<number>();
+    const worker = new Worker(() => undefined, { autoRun: false });
+    worker.bindRemote(adapter);
+    await settle();
+    expect(adapter.claimSizes).toEqual([]);
+    worker.start();
+    await settle();
+    expect(engine.completed.size).toBe(1);
+    await worker.stop();
+  });
+
+  it('pause() releases the claimed, unstarted jobs and stops claiming; resume() claims again', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 6; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const source = worker.bindRemote(engine.adapter(), { prefetch: 2 });
+    await settle();
+    expect(source.length).toBe(2);
+    worker.pause();
+    await settle();
+    expect(source.length).toBe(0);
+    expect(engine.active.size).toBe(1); // the running one
+    expect(engine.waiting.length).toBe(5);
+    gate.started[0]?.finish();
+    await settle();
+    expect(engine.completed.size).toBe(1);
+    expect(engine.active.size).toBe(0);
+    worker.resume();
+    await settle();
+    expect(source.length).toBe(2);
+    expect(gate.running).toBe(1);
+    await stopAll(worker, gate);
+  });
+
+  it('stop() releases unstarted jobs, waits for the running ones to be recorded, closes the adapter; start() reopens', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 5; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 2 });
+    const adapter = engine.adapter<number>();
+    worker.bindRemote(adapter, { prefetch: 2 });
+    await settle();
+    let stopped = false;
+    const stopping = worker.stop().then(() => {
+      stopped = true;
+    });
+    await settle();
+    expect(engine.waiting.length).toBe(3); // 2 handed back
+    expect(stopped).toBe(false);
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    adapter.failNextOutcomes = 1; // the first outcome call fails: it is retried before stop resolves
+    gate.started[0]?.finish('a');
+    gate.started[1]?.finish('b');
+    await settle();
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    await stopping;
+    expect(engine.completed.size).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(adapter.closes).toBe(1);
+    expect(adapter.open).toBe(false);
+    expect(worker.status).toBe('stopped');
+    worker.start();
+    await settle();
+    expect(adapter.open).toBe(true);
+    expect(gate.running).toBe(2);
+    for (const started of gate.started) if (!started.done) started.finish();
+    await settle();
+    gate.started.at(-1)?.finish();
+    await settle();
+    await stopAll(worker, gate);
+  });
+
+  it('stop() with claimed, unstarted jobs: another consumer runs them', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 4; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const first = new Worker(gate.handler, { concurrency: 1 });
+    first.bindRemote(engine.adapter({ name: 'first' }), { prefetch: 3 });
+    await settle();
+    const stopping = first.stop();
+    gate.started[0]?.finish();
+    await stopping;
+    const ran: number[] = [];
+    const second = new Worker((job: Job<number>) => void ran.push(job.data));
+    second.bindRemote(engine.adapter({ name: 'second' }));
+    await settle();
+    expect(ran.sort()).toEqual([1, 2, 3]);
+    expect(engine.completed.size).toBe(4);
+    await second.stop();
+  });
+});
+
+describe('cancel, purge, close', () => {
+  it('cancelling an unstarted remote job releases it; cancelling a running one fails it with CancelledError once its handler settles', async () => {
+    const engine = new MemoryEngine();
+    const a = engine.add('a');
+    const b = engine.add('b');
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const jobs: import('../src/index.js').TrackedJob<unknown, unknown>[] = [];
+    worker.on('active', (job) => jobs.push(job));
+    worker.bindRemote(engine.adapter(), { prefetch: 1 });
+    await settle();
+    expect(jobs.map((job) => job.id)).toEqual([a]);
+    (jobs[0] as import('../src/index.js').TrackedJob<unknown, unknown>).cancel('no longer needed');
+    await settle();
+    expect(engine.failed.size).toBe(0); // its handler still runs
+    gate.started[0]?.finish();
+    await settle();
+    expect(engine.failed.get(a)?.message).toBe(`CancelledError: ${new CancelledError('no longer needed').message}`);
+    expect(jobs.map((job) => job.id)).toEqual([a, b]);
+    await stopAll(worker, gate);
+  });
+
+  it('purge() releases every claimed, unstarted job and claiming goes on', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 4; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const source = worker.bindRemote(engine.adapter(), { prefetch: 2 });
+    await settle();
+    expect(source.purge()).toBe(2);
+    await settle();
+    expect(engine.log.filter((line) => line.includes('release')).length).toBe(2);
+    expect(source.length).toBe(2); // claimed again
+    await stopAll(worker, gate);
+  });
+
+  it('close() hands back, records running outcomes, closes the adapter and unbinds (its name is free again)', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 3; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const adapter = engine.adapter<number>();
+    const source = worker.bindRemote(adapter, { name: 'r', prefetch: 2 });
+    await settle();
+    const closing = source.close();
+    await settle();
+    expect(engine.waiting.length).toBe(2);
+    gate.started[0]?.finish();
+    await closing;
+    expect(adapter.closes).toBe(1);
+    expect(Object.keys(worker.stats().sources)).toEqual([]);
+    worker.bindRemote(engine.adapter(), { name: 'r' });
+    await stopAll(worker, gate);
+  });
+});
+
+describe('locks', () => {
+  it('renews the claims of claimed and running jobs every lockDuration / 2, in one call', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 3; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.bindRemote(engine.adapter({ lockDuration: 1000 }), { prefetch: 2 });
+    await settle();
+    await vi.advanceTimersByTimeAsync(499);
+    expect(engine.log.filter((line) => line.includes('extend'))).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(engine.log.filter((line) => line.includes('extend'))).toEqual(['consumer extend m1,m2,m3']);
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(engine.expireLeases()).toBe(0);
+    gate.started[0]?.finish();
+    await settle();
+    await stopAll(worker, gate);
+  });
+
+  it('an outcome whose lock was lost is not retried; lost locks are counted and reported', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    const errors: unknown[] = [];
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', (error) => errors.push(error));
+    const source = worker.bindRemote(engine.adapter({ lockDuration: Infinity }));
+    await settle();
+    engine.active.clear(); // the engine gave the job to someone else
+    gate.started[0]?.finish();
+    await settle();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(LostLocksError);
+    expect(source.outage.lostLocks).toBe(1);
+    await stopAll(worker, gate);
+  });
+});
+
+describe('faults', () => {
+  it('an unreachable engine: the source is not eligible, the worker is degraded naming it, one report per outage; then healthy, nothing lost', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 10; i++) engine.add(i);
+    const errors: unknown[] = [];
+    const degraded: unknown[] = [];
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 2 });
+    worker.on('error', (error) => errors.push(error));
+    worker.on('degraded', (error) => degraded.push(error));
+    worker.bindRemote(engine.adapter(), { name: 'shared', prefetch: 2 });
+    await settle();
+    engine.setDown(true);
+    // The running jobs finish (their outcomes cannot be recorded), the claimed ones start and finish too.
+    for (let round = 0; round < 3; round++) {
+      for (const started of gate.started) if (!started.done) started.finish();
+      await vi.advanceTimersByTimeAsync(2000);
+    }
+    const health = worker.health();
+    expect(health.status).toBe('degraded');
+    expect(health.reason).toContain('remote source "shared"');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(RemoteSourceError);
+    expect(degraded).toHaveLength(1);
+    expect(gate.running).toBe(0);
+    engine.setDown(false);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(worker.health().status).toBe('healthy');
+    for (let round = 0; round < 10; round++) {
+      for (const started of gate.started) if (!started.done) started.finish();
+      await settle();
+    }
+    expect(engine.completed.size).toBe(10);
+    expect(errors).toHaveLength(1);
+    await stopAll(worker, gate);
+  });
+
+  it("the adapter's watch() marks the source down (not eligible: its claimed jobs wait) and up again", async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 4; i++) engine.add(i);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const adapter = engine.adapter<number>();
+    const warnings: unknown[] = [];
+    worker.on('error', (error) => warnings.push(error));
+    const source = worker.bindRemote(adapter, { name: 'w', prefetch: 2 });
+    await settle();
+    engine.setDown(true);
+    adapter.watcher?.(new Error('ECONNREFUSED'));
+    expect(worker.health()).toMatchObject({ status: 'degraded', reason: 'qmux: remote source "w" lost its connection: ECONNREFUSED' });
+    gate.finishAll();
+    await settle();
+    expect(gate.running).toBe(0);
+    expect(source.length).toBe(2);
+    engine.setDown(false);
+    adapter.watcher?.(undefined);
+    expect(worker.health().status).toBe('healthy');
+    await vi.advanceTimersByTimeAsync(2000); // the outcome's retry comes
+    expect(gate.running).toBe(1);
+    expect(engine.completed.size).toBe(1);
+    expect(warnings).toHaveLength(1);
+    await stopAll(worker, gate);
+  });
+});
