@@ -157,7 +157,10 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
       { concurrency: 8 },
     );
     worker.on('error', (error) => errors.push(error));
-    worker.bindRemote(source(queue, { lockDuration: 20_000 }), { name: 'shared' });
+    // A claim whose answer the outage swallowed has moved its jobs to active in Redis, locked by
+    // tokens no consumer knows: they come back once their lock expires and a stalled check runs.
+    // Short ones keep that within the test's bound (BullMQ's defaults would take up to a minute).
+    worker.bindRemote(source(queue, { lockDuration: 5_000, stalledInterval: 1_000 }), { name: 'shared' });
     try {
       await until('some jobs ran', () => done.size > 50);
       const stoppedAt = Date.now();

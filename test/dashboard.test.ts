@@ -225,6 +225,8 @@ describe.runIf(available)('the dashboard in a browser', () => {
       () => /cannot resume/.test(document.querySelector('section[data-worker="mailer"] .message.error')?.textContent ?? ''),
       { timeout: WAIT_MS },
     );
+    // start() is allowed once the stop has completed (while it is still stopping, it is refused).
+    await until('mailer stopped for good', () => mailer.status === 'stopped');
     await page.click('button[data-worker="mailer"][data-action="start"]');
     await until('mailer started again', () => mailer.status === 'running' || mailer.status === 'idle');
     await page.close();
