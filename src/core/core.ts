@@ -186,6 +186,7 @@ export class Core {
       job.state = State.Waiting;
       source.due.pushFresh(job);
     }
+    if (!source.inEligible) this.dispatcher.touch(source);
   }
 
   /**
@@ -211,7 +212,11 @@ export class Core {
   promote(now: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
-    for (let i = 0; i < timedKeys.length; i++) (timedKeys[i] as Source).keys?.advance(now);
+    for (let i = 0; i < timedKeys.length; i++) {
+      const source = timedKeys[i] as Source;
+      source.keys?.advance(now);
+      this.dispatcher.touch(source);
+    }
     if (this.delayed === 0) return 0;
     let promoted = 0;
     for (const source of this.dispatcher.list) {
@@ -222,6 +227,7 @@ export class Core {
         this.delayed--;
         promoted++;
       }
+      this.dispatcher.touch(source);
     }
     return promoted;
   }
@@ -254,6 +260,7 @@ export class Core {
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (source.rate !== undefined) source.rate.record(now);
+    this.dispatcher.touch(source);
     job.state = State.Running;
     job.inFlight = true;
     job.beginAttempt();
@@ -363,6 +370,7 @@ export class Core {
     this.waiting++;
     this.delayed++;
     this.counters.retried++;
+    this.dispatcher.touch(source);
     this.outbox.record(Note.Retrying, job, error, delay);
   }
 
@@ -406,6 +414,7 @@ export class Core {
     }
     // After the held successor joined: its key (the same) stays active instead of being forgotten.
     if (source.keys !== undefined) source.keys.finished(job);
+    this.dispatcher.touch(source);
     if (source.retiring) this.#retireIfDrained(source);
   }
 
@@ -426,11 +435,14 @@ export class Core {
   /** Pauses key `name` of a keyed queue (`weight`: the shell's answer of `keys.weight`, should the key become active now). */
   pauseKey(source: Source, name: string, weight: number): void {
     source.keys?.pause(name, weight);
+    this.dispatcher.touch(source);
   }
 
   /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
   resumeKey(source: Source, name: string): boolean {
-    return source.keys?.resume(name) === true;
+    const ready = source.keys?.resume(name) === true;
+    this.dispatcher.touch(source);
+    return ready;
   }
 
   // ---------------------------------------------------------------- cancellation
@@ -529,6 +541,7 @@ export class Core {
   }
 
   #shrunk(source: Source): void {
+    this.dispatcher.touch(source);
     if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
     this.#retireIfDrained(source);
   }
