@@ -78,13 +78,13 @@ export class Dispatcher {
       this.#fast?.[LEFT]?.(source);
     }
     source.rateHeldAt = Number.NaN;
-    this.#fast?.[UNBOUND]?.(source);
-    this.#freeSlots.push(source.slot);
-    source.slot = -1;
     this.list.splice(at, 1);
     this.views.splice(at, 1);
     this.#reindex(at);
     source.index = -1;
+    this.#fast?.[UNBOUND]?.(source);
+    this.#freeSlots.push(source.slot);
+    source.slot = -1;
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited--;
     if (source.keys?.timed === true) this.timedKeys.splice(this.timedKeys.indexOf(source), 1);
     this.#rebuild();

@@ -75,6 +75,8 @@ class WeightedPicker implements FastPicker {
   #stored = new Float64Array(16);
   #place = new Int32Array(16);
   #sources: (Source | undefined)[] = [];
+  /** By slot: the source's list position, renumbered on every bind and unbind (the tie-break). */
+  #rank = new Float64Array(16);
   readonly #groups: WeightGroup[] = [];
   readonly #byWeight = new Map<number, WeightGroup>();
 
@@ -87,13 +89,27 @@ class WeightedPicker implements FastPicker {
       const place = new Int32Array(stored.length);
       place.set(this.#place);
       this.#place = place;
+      const rank = new Float64Array(stored.length);
+      rank.set(this.#rank);
+      this.#rank = rank;
     }
     this.#stored[slot] = 0;
     this.#sources[slot] = source;
+    this.#rerank();
   }
 
   [UNBOUND](source: Source): void {
     this.#sources[source.slot] = undefined;
+    this.#rerank();
+  }
+
+  /** Reads every bound source's list position again. Their order does not change, so the heaps stay valid. */
+  #rerank(): void {
+    const sources = this.#sources;
+    for (let slot = 0; slot < sources.length; slot++) {
+      const source = sources[slot];
+      if (source !== undefined) this.#rank[slot] = source.index;
+    }
   }
 
   [ENTERED](source: Source): void {
@@ -139,7 +155,7 @@ class WeightedPicker implements FastPicker {
     if (this.#picks * this.#maxWeight >= REBASE_AT) this.#rebase();
     const picks = ++this.#picks;
     const stored = this.#stored;
-    const sources = this.#sources;
+    const rank = this.#rank;
     const groups = this.#groups;
     let best = -1;
     let bestGroup: WeightGroup | undefined;
@@ -149,7 +165,7 @@ class WeightedPicker implements FastPicker {
       if (group.size === 0) continue;
       const slot = group.heap[0] as number;
       const credit = (stored[slot] as number) + group.weight * picks;
-      if (credit > bestCredit || (credit === bestCredit && (sources[slot] as Source).index < (sources[best] as Source).index)) {
+      if (credit > bestCredit || (credit === bestCredit && (rank[slot] as number) < (rank[best] as number))) {
         best = slot;
         bestGroup = group;
         bestCredit = credit;
@@ -157,7 +173,7 @@ class WeightedPicker implements FastPicker {
     }
     stored[best] = (stored[best] as number) - this.#total;
     this.#down(bestGroup as WeightGroup, 0);
-    return sources[best] as Source;
+    return this.#sources[best] as Source;
   }
 
   /** Folds the picks counted so far into the stored credits of the eligible sources. */
@@ -176,7 +192,7 @@ class WeightedPicker implements FastPicker {
   #before(a: number, b: number): boolean {
     const ca = this.#stored[a] as number;
     const cb = this.#stored[b] as number;
-    return ca > cb || (ca === cb && (this.#sources[a] as Source).index < (this.#sources[b] as Source).index);
+    return ca > cb || (ca === cb && (this.#rank[a] as number) < (this.#rank[b] as number));
   }
 
   #up(group: WeightGroup, at: number): void {
