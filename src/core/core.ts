@@ -414,7 +414,8 @@ export class Core {
     }
     // After the held successor joined: its key (the same) stays active instead of being forgotten.
     if (source.keys !== undefined) source.keys.finished(job);
-    this.dispatcher.touch(source);
+    // A finish can only make a plain source eligible (one fewer running); a keyed one is asked anyway.
+    if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
     if (source.retiring) this.#retireIfDrained(source);
   }
 
