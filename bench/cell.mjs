@@ -356,6 +356,38 @@ for (const name of ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', '
   throughput.strategies[name] = (n, c) => strategyCell(name, n, c);
 }
 
+// Sources (issue 13, picking that scales): one worker with 1000 bound queues, only the last one
+// busy (the worst place for Priority, which takes the first eligible), under Priority, RoundRobin
+// and Weighted; and 1000 busy queues (job i into queue i % 1000, weights 1..4) under Weighted;
+// against one queue bound alone (the picker is not asked then). Binding is not timed.
+const SOURCES = 1000;
+async function sourcesCell(n, c, { strategy, busy }) {
+  const { Worker, Strategy } = await loadQmux();
+  const w = strategy === undefined ? new Worker(job, { concurrency: c }) : new Worker(job, { concurrency: c, strategy: Strategy[strategy] });
+  if (strategy === undefined) {
+    const q = w.bindQueue();
+    const t0 = now();
+    for (let i = 0; i < n; i++) q.add(i);
+    await w.waitUntilIdle();
+    return elapsed(t0);
+  }
+  const qs = [];
+  for (let k = 0; k < SOURCES; k++) qs.push(w.bindQueue(strategy === 'Weighted' ? { weight: 1 + (k % 4) } : undefined));
+  const last = qs[SOURCES - 1];
+  const t0 = now();
+  if (busy) for (let i = 0; i < n; i++) qs[i % SOURCES].add(i);
+  else for (let i = 0; i < n; i++) last.add(i);
+  await w.waitUntilIdle();
+  return elapsed(t0);
+}
+throughput.sources = {
+  'one-source': (n, c) => sourcesCell(n, c, {}),
+  'idle999-Priority': (n, c) => sourcesCell(n, c, { strategy: 'Priority', busy: false }),
+  'idle999-RoundRobin': (n, c) => sourcesCell(n, c, { strategy: 'RoundRobin', busy: false }),
+  'idle999-Weighted': (n, c) => sourcesCell(n, c, { strategy: 'Weighted', busy: false }),
+  'busy1000-Weighted': (n, c) => sourcesCell(n, c, { strategy: 'Weighted', busy: true }),
+};
+
 // Keys (SPEC 10): one queue bound with keys, job i of key i % K, against a plain queue. Keys are
 // numbers (compared as String(key)); weights 1..4 by the key's last digit.
 const KEYS = { 10: 10, '100k': 100_000 };

@@ -190,6 +190,12 @@ export abstract class Source<T = unknown, R = unknown> {
   readonly maxRunning: number;
   /** @internal Position in the list; kept current by the dispatcher. */
   index = -1;
+  /** @internal Whether it is in the dispatcher's eligible set (kept by `Dispatcher.touch`). */
+  inEligible = false;
+  /** @internal The rate-window opening time it waits for in the dispatcher's heap, or NaN. */
+  rateHeldAt = Number.NaN;
+  /** @internal A small number of its own while bound (reused after it leaves), for pickers' typed arrays. */
+  slot = -1;
   /** @internal Bind order within the worker: the tie-break among equal priorities. */
   readonly bindOrder: number;
   /** @internal Jobs of this source in flight. */
@@ -204,6 +210,8 @@ export abstract class Source<T = unknown, R = unknown> {
   timings: SourceTimings | undefined = undefined;
   /** @internal Whether its jobs belong to a remote engine, which owns their retries (SPEC 9). */
   readonly isRemote: boolean = false;
+  /** @internal Set while its engine cannot be reached (a remote source): it is then not eligible. */
+  unreachable = false;
 
   /** The source's name, unique within its worker. */
   readonly name: string;

@@ -70,7 +70,7 @@ export class Core {
   #phase: Phase;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   #timedOutable = 0;
-  readonly #promotion = new Promotion();
+  readonly #promotion = new Promotion((source) => this.dispatcher.touch(source));
   readonly #promoteBatch: number;
 
   constructor(config: CoreConfig) {
@@ -206,6 +206,7 @@ export class Core {
       job.state = State.Waiting;
       source.due.pushFresh(job);
     }
+    if (!source.inEligible) this.dispatcher.touch(source);
   }
 
   /**
@@ -220,6 +221,7 @@ export class Core {
     }
     this.waiting++;
     source.due.pushFresh(job);
+    if (!source.inEligible) this.dispatcher.touch(source);
   }
 
   /**
@@ -273,7 +275,11 @@ export class Core {
   #promote(now: number, batch: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
-    for (let i = 0; i < timedKeys.length; i++) (timedKeys[i] as Source).keys?.advance(now);
+    for (let i = 0; i < timedKeys.length; i++) {
+      const source = timedKeys[i] as Source;
+      source.keys?.advance(now);
+      this.dispatcher.touch(source);
+    }
     if (this.delayed === 0) {
       this.#promotion.pending = false;
       return 0;
@@ -327,6 +333,7 @@ export class Core {
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (source.rate !== undefined) source.rate.record(now);
+    this.dispatcher.touch(source);
     this.slotsInUse++;
     this.counters.started++;
     source.counters.started++;
@@ -391,6 +398,7 @@ export class Core {
     source.counters.succeeded++;
     this.#freeSlot(source);
     if (source.keys !== undefined) source.keys.finished(job);
+    if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
     if (source.retiring) this.#retireIfDrained(source);
     return true;
   }
@@ -458,6 +466,7 @@ export class Core {
     this.delayed++;
     this.counters.retried++;
     source.counters.retried++;
+    this.dispatcher.touch(source);
     this.outbox.record(Note.Retrying, job, error, delay);
   }
 
@@ -523,6 +532,8 @@ export class Core {
     }
     // After the held successor joined: its key (the same) stays active instead of being forgotten.
     if (source.keys !== undefined) source.keys.finished(job);
+    // A finish can only make a plain source eligible (one fewer running); a keyed one is asked anyway.
+    if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
     if (source.retiring) this.#retireIfDrained(source);
   }
 
@@ -555,11 +566,14 @@ export class Core {
   /** Pauses key `name` of a keyed queue (`weight`: the shell's answer of `keys.weight`, should the key become active now). */
   pauseKey(source: Source, name: string, weight: number): void {
     source.keys?.pause(name, weight);
+    this.dispatcher.touch(source);
   }
 
   /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
   resumeKey(source: Source, name: string): boolean {
-    return source.keys?.resume(name) === true;
+    const ready = source.keys?.resume(name) === true;
+    this.dispatcher.touch(source);
+    return ready;
   }
 
   // ---------------------------------------------------------------- progress
@@ -697,6 +711,7 @@ export class Core {
   }
 
   #shrunk(source: Source): void {
+    this.dispatcher.touch(source);
     if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
     this.#retireIfDrained(source);
   }

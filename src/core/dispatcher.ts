@@ -1,6 +1,9 @@
 import { InvariantError } from '../errors.js';
 import { sourceOfView, type Source } from '../source.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../strategies/fast.js';
 import type { Picker, SourceView } from '../strategies/strategy.js';
+import { EligibleSet } from './eligible-set.js';
+import { RateHeld } from './rate-held.js';
 
 /**
  * Which source gives the next job: the list, eligibility and the strategy, and when time alone
@@ -20,7 +23,19 @@ export class Dispatcher {
   rateLimited = 0;
   /** Bound keyed queues with a per-key rate limit: time passing can let their keys run (see `KeyedJobs.advance`). */
   readonly timedKeys: Source[] = [];
+  /**
+   * The eligible sources by list position, kept up to date as they change ({@link touch}) and
+   * as rate windows open (at each {@link choose}): "is any source eligible" is its size.
+   */
+  readonly eligible = new EligibleSet();
+  /** Sources that would be eligible but for their rate window, by the time it opens. */
+  readonly #rateHeld = new RateHeld();
   readonly #picker: Picker;
+  /** The picker's fast interface (the built-in strategies), or `undefined` (a custom one gets the views). */
+  readonly #fast: FastPicker | undefined;
+  /** Slots of sources that left the list, for the next to be bound. */
+  readonly #freeSlots: number[] = [];
+  #slots = 0;
   readonly #strategyName: string;
   /**
    * The source of the last job started without asking the picker (one source bound), until the
@@ -30,6 +45,7 @@ export class Dispatcher {
 
   constructor(picker: Picker, strategyName: string) {
     this.#picker = picker;
+    this.#fast = fastPickerOf(picker);
     this.#strategyName = strategyName;
   }
 
@@ -47,18 +63,31 @@ export class Dispatcher {
     this.#reindex(at);
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited++;
     if (source.keys?.timed === true) this.timedKeys.push(source);
+    source.slot = this.#freeSlots.pop() ?? this.#slots++;
+    this.#fast?.[BOUND]?.(source);
+    this.#rebuild();
+    this.touch(source);
   }
 
   /** Takes a source out of the list. */
   unbind(source: Source): void {
     const at = this.list.indexOf(source);
     if (at < 0) return;
+    if (source.inEligible) {
+      source.inEligible = false;
+      this.#fast?.[LEFT]?.(source);
+    }
+    source.rateHeldAt = Number.NaN;
     this.list.splice(at, 1);
     this.views.splice(at, 1);
     this.#reindex(at);
     source.index = -1;
+    this.#fast?.[UNBOUND]?.(source);
+    this.#freeSlots.push(source.slot);
+    source.slot = -1;
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited--;
     if (source.keys?.timed === true) this.timedKeys.splice(this.timedKeys.indexOf(source), 1);
+    this.#rebuild();
     // #servedUnasked stays, even if it is this source: the picker still hears of it (Picker.served
     // says it may have left the list), so that RoundRobin gives the turn to the source after it.
   }
@@ -69,21 +98,81 @@ export class Dispatcher {
    * returns is checked: a broken invariant throws {@link InvariantError}.
    */
   choose(now: number): Source | undefined {
+    this.now = now;
+    if (this.#rateHeld.length > 0 && this.#rateHeld.nextAt() <= now) this.#openWindows();
+    if (this.eligible.size === 0) return undefined;
     const list = this.list;
     if (list.length === 1) {
       const only = list[0] as Source;
-      if (!only.isEligible(now)) return undefined;
       this.#servedUnasked = only;
       return only;
     }
-    let any = false;
-    for (let i = 0; i < list.length; i++) {
-      if ((list[i] as Source).isEligible(now)) {
-        any = true;
-        break;
+    return this.#pick(now);
+  }
+
+  /**
+   * Brings `source`'s place in {@link eligible} up to date after a change of the source itself
+   * (a job joined or left it, one of its jobs started or finished, a key became ready or not):
+   * O(1) plus the picker's bookkeeping. A rate window that is closed at the time of the last
+   * decision keeps it out until the window opens ({@link choose} lets it in then).
+   */
+  touch(source: Source): void {
+    const at = source.index;
+    if (at < 0) return;
+    let eligible =
+      source.due.length > 0 && source.running < source.maxRunning && (source.keys === undefined || source.keys.hasReady) && !source.unreachable;
+    const rate = source.rate;
+    if (eligible && rate !== undefined && !rate.allows(this.now)) {
+      eligible = false;
+      const opens = rate.openAt();
+      if (source.rateHeldAt !== opens) this.#rateHeld.hold(source, opens);
+    }
+    if (eligible === source.inEligible) return;
+    source.inEligible = eligible;
+    if (eligible) {
+      this.eligible.add(at);
+      this.#fast?.[ENTERED]?.(source);
+    } else {
+      this.eligible.delete(at);
+      this.#fast?.[LEFT]?.(source);
+    }
+  }
+
+  /**
+   * The eligible sources at `now` as kept (brought up to date for the time first), in list order:
+   * for checks (the simulator compares them with a recomputation from scratch).
+   */
+  eligibleAt(now: number): Source[] {
+    this.now = now;
+    this.#openWindows();
+    const kept: Source[] = [];
+    for (let at = this.eligible.first(); at >= 0; at = this.eligible.nextFrom(at + 1)) kept.push(this.list[at] as Source);
+    for (const source of this.list) {
+      if (source.inEligible !== this.eligible.has(source.index)) {
+        throw new InvariantError('eligible-set', `source "${source.name}" is ${source.inEligible ? '' : 'not '}marked eligible against the set`);
       }
     }
-    return any ? this.#pick(now) : undefined;
+    if (kept.length !== this.eligible.size)
+      throw new InvariantError('eligible-set', `the eligible set counts ${this.eligible.size}, holds ${kept.length}`);
+    return kept;
+  }
+
+  /** Lets in the sources whose rate window has opened by {@link now}. */
+  #openWindows(): void {
+    // At most the entries there now: one that goes back (a window that rounding keeps shut at
+    // the time it said it opens) waits for the next decision.
+    const now = this.now;
+    for (let n = this.#rateHeld.length; n > 0; n--) {
+      const source = this.#rateHeld.popDue(now);
+      if (source === undefined) break;
+      if (source !== null) this.touch(source);
+    }
+  }
+
+  #rebuild(): void {
+    const list = this.list;
+    this.eligible.reset(list.length);
+    for (let i = 0; i < list.length; i++) if ((list[i] as Source).inEligible) this.eligible.add(i);
   }
 
   /**
@@ -112,22 +201,27 @@ export class Dispatcher {
 
   #pick(now: number): Source {
     this.now = now;
-    let view: SourceView;
+    let view: SourceView | undefined;
+    let source: Source | undefined;
     try {
       const unasked = this.#servedUnasked;
       if (unasked !== undefined) {
         this.#servedUnasked = undefined;
         this.#picker.served?.(unasked.view);
       }
-      view = this.#picker.pick(this.views);
+      const fast = this.#fast;
+      if (fast !== undefined) source = fast[PICK_ELIGIBLE](this.eligible, this.list);
+      else {
+        view = this.#picker.pick(this.views);
+        source = sourceOfView(view);
+      }
     } catch (error) {
       throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${String(error)}`, { cause: error });
     }
-    const source = sourceOfView(view);
     if (source === undefined || this.list[source.index] !== source) {
       throw new InvariantError(
         'picked-source-in-list',
-        `strategy "${this.#strategyName}" returned ${view === undefined ? 'undefined' : 'an entry that is not in the list'}`,
+        `strategy "${this.#strategyName}" returned ${source === undefined && view === undefined ? 'undefined' : 'an entry that is not in the list'}`,
       );
     }
     if (!source.isEligible(now)) {

@@ -27,6 +27,12 @@ export const PROMOTE_BATCH = 1024;
 export class Promotion {
   /** Set by {@link promote} when due jobs were left to move; cleared when a promotion finds none left. */
   pending = false;
+  /** Told of each source that got due jobs from a {@link promote} or {@link more}: it may have become eligible. */
+  readonly #touched: (source: Source) => void;
+
+  constructor(touched: (source: Source) => void) {
+    this.#touched = touched;
+  }
 
   /**
    * Promotes every delayed job due at `now` over `list`, moving the ones the due orders need
@@ -40,6 +46,7 @@ export class Promotion {
       const source = list[i] as Source;
       const delayed = source.delayed;
       if (delayed.length === 0) continue;
+      const before = moved;
       for (;;) {
         if (delayed.nextDueAt() > now) {
           delayed.horizon = -Infinity;
@@ -54,6 +61,7 @@ export class Promotion {
         budget--;
         moved++;
       }
+      if (moved > before) this.#touched(source);
     }
     this.pending = pending;
     return moved;
@@ -72,11 +80,13 @@ export class Promotion {
       const delayed = source.delayed;
       const horizon = delayed.horizon;
       if (horizon === -Infinity) continue;
+      const before = moved;
       while (budget > 0 && delayed.nextDueAt() <= horizon) {
         moveOne(source);
         budget--;
         moved++;
       }
+      if (moved > before) this.#touched(source);
       if (delayed.nextDueAt() <= horizon) pending = true;
       else delayed.horizon = -Infinity;
     }

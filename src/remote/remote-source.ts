@@ -119,7 +119,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   /** @internal Not eligible while its engine cannot be reached. */
   override isEligible(now: number): boolean {
-    return this.outage.error === undefined && super.isEligible(now);
+    return !this.unreachable && super.isEligible(now);
   }
 
   /**
@@ -398,11 +398,21 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   // ---------------------------------------------------------------- faults
 
   #fault(what: string, error: unknown): void {
-    if (this.outage.fault(what, error)) this.#rhost.degraded(this.outage.error);
+    if (!this.outage.fault(what, error)) return;
+    this.#reachable(false);
+    this.#rhost.degraded(this.outage.error);
   }
 
   #answered(): void {
-    if (this.outage.answered()) this.#rhost.wake();
+    if (!this.outage.answered()) return;
+    this.#reachable(true);
+    this.#rhost.wake();
+  }
+
+  /** The engine became unreachable or reachable again: the core's eligible set hears of it. */
+  #reachable(reachable: boolean): void {
+    this.unreachable = !reachable;
+    this.core.dispatcher.touch(this);
   }
 
   // ---------------------------------------------------------------- stopping

@@ -1,3 +1,6 @@
+import type { EligibleSet } from '../core/eligible-set.js';
+import type { Source } from '../source.js';
+import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
 /**
@@ -7,7 +10,7 @@ import type { Picker, SourceView, Strategy } from './strategy.js';
 export const Priority: Strategy = Object.freeze({
   name: 'Priority',
   create(): Picker {
-    return {
+    const picker: FastPicker = {
       pick(list: readonly SourceView[]): SourceView {
         for (let i = 0; i < list.length; i++) {
           const view = list[i] as SourceView;
@@ -15,6 +18,10 @@ export const Priority: Strategy = Object.freeze({
         }
         return undefined as never; // unreachable: pick is called only when an entry is eligible
       },
+      [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
+        return list[eligible.first()] as Source;
+      },
     };
+    return picker;
   },
 });

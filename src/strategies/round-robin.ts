@@ -1,7 +1,10 @@
+import type { EligibleSet } from '../core/eligible-set.js';
+import type { Source } from '../source.js';
 import { bindOrderOf } from './bind-order.js';
+import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
-class RoundRobinPicker implements Picker {
+class RoundRobinPicker implements FastPicker {
   /**
    * Where the source served last stood: its index then, and its place in list order (priority
    * number, unranked last, then bind order). Not the view itself: that would keep a subscription
@@ -39,6 +42,27 @@ class RoundRobinPicker implements Picker {
       }
     }
     return undefined as never; // unreachable: pick is called only when an entry is eligible
+  }
+
+  /** {@link pick} over the eligible set: the first eligible at or after the turn, else the first. */
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
+    let start = 0;
+    if (this.#served) {
+      const there = this.#lastIndex < 0 ? undefined : list[this.#lastIndex];
+      if (there !== undefined && there.bindOrder === this.#lastOrder) start = this.#lastIndex + 1;
+      else {
+        start = list.findIndex((source) => this.#ranksAfterLast(source.view));
+        if (start < 0) start = 0;
+      }
+    }
+    let at = eligible.nextFrom(start);
+    if (at < 0) at = eligible.first();
+    const source = list[at] as Source;
+    this.#served = true;
+    this.#lastIndex = at;
+    this.#lastPriority = source.priority ?? Infinity;
+    this.#lastOrder = source.bindOrder;
+    return source;
   }
 
   #remember(view: SourceView): void {

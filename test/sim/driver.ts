@@ -27,6 +27,8 @@ import { Queue } from '../../src/queue.js';
 import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
 import { checkKeysOptions } from '../../src/keys.js';
 import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from '../../src/source.js';
+import type { EligibleSet } from '../../src/core/eligible-set.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../../src/strategies/fast.js';
 import { Strategy } from '../../src/strategies/index.js';
 import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
 import { Subscription, Topic } from '../../src/topic.js';
@@ -256,6 +258,35 @@ class FaultyPicker implements Picker {
   }
 }
 
+/**
+ * The same, for a built-in picker: the dispatcher drives it through its fast interface (the
+ * eligible set), which must give what the reference picks of the model give.
+ */
+class FaultyFastPicker extends FaultyPicker implements FastPicker {
+  declare readonly inner: FastPicker;
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
+    this.calls++;
+    if (this.armed) {
+      this.armed = false;
+      this.fired = true;
+      throw new Error('injected strategy fault');
+    }
+    return this.inner[PICK_ELIGIBLE](eligible, list);
+  }
+  [BOUND](source: Source): void {
+    this.inner[BOUND]?.(source);
+  }
+  [UNBOUND](source: Source): void {
+    this.inner[UNBOUND]?.(source);
+  }
+  [ENTERED](source: Source): void {
+    this.inner[ENTERED]?.(source);
+  }
+  [LEFT](source: Source): void {
+    this.inner[LEFT]?.(source);
+  }
+}
+
 type Expected = readonly [Note, MJob | undefined, number?];
 
 /**
@@ -383,7 +414,9 @@ export class Simulation {
       alwaysClock: rng.chance(0.25),
     };
     const strategy: StrategyType = Strategy[this.cfg.strategy];
-    this.picker = new FaultyPicker(strategy.create());
+    const inner = strategy.create();
+    const fast = fastPickerOf(inner);
+    this.picker = fast === undefined ? new FaultyPicker(inner) : new FaultyFastPicker(fast);
     this.core = new Core({
       concurrency: this.cfg.concurrency,
       picker: this.picker,
@@ -1530,6 +1563,17 @@ export class Simulation {
       if (source.left && source.src.index !== -1) this.fail(`${source.name} left the list but has index ${source.src.index}`);
     }
     this.eq(core.names.size, listed.length, 'claimed names vs listed sources');
+
+    // The eligible set the dispatcher keeps as sources change (issue 13) is what a recomputation
+    // from scratch finds: every source's eligibility at this time, in list order.
+    const kept = core.dispatcher.eligibleAt(this.now);
+    let at = 0;
+    let same = true;
+    for (const source of core.list) if (source.isEligible(this.now)) same &&= kept[at++] === source;
+    if (!same || at !== kept.length) {
+      const fresh = core.list.filter((source) => source.isEligible(this.now)).map((source) => source.name);
+      this.fail(`the eligible set holds [${kept.map((source) => source.name).join(', ')}], a recomputation finds [${fresh.join(', ')}]`);
+    }
 
     // The worker's state.
     this.eq(core.status, this.#modelStatus(), 'status');

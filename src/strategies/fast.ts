@@ -1,0 +1,40 @@
+import type { EligibleSet } from '../core/eligible-set.js';
+import type { Source } from '../source.js';
+import type { Picker } from './strategy.js';
+
+/**
+ * The built-in strategies' fast interface. The dispatcher keeps the eligible sources in an
+ * {@link EligibleSet} by list position; a picker with {@link PICK_ELIGIBLE} picks from that set
+ * instead of walking every view of the list, and hears (through {@link ENTERED} and
+ * {@link LEFT}) when a source joins or leaves it. It must pick exactly what its public `pick`
+ * would pick from the same state (SPEC 4): the public contract stays for custom strategies and
+ * for whoever calls a built-in picker directly.
+ *
+ * Symbols, so that a custom picker cannot have such a method by chance.
+ *
+ * @internal
+ */
+export const PICK_ELIGIBLE: unique symbol = Symbol('qmux.pickEligible');
+/** @internal A source was bound (its `slot` is its own from now on; the list is renumbered): forget what that slot held. */
+export const BOUND: unique symbol = Symbol('qmux.bound');
+/** @internal A source left the list (after {@link LEFT} if it was eligible; the list is renumbered, its slot not yet free): let go of it. */
+export const UNBOUND: unique symbol = Symbol('qmux.unbound');
+/** @internal A source joined the eligible set. */
+export const ENTERED: unique symbol = Symbol('qmux.entered');
+/** @internal A source left the eligible set (or the list, while eligible). */
+export const LEFT: unique symbol = Symbol('qmux.left');
+
+/** @internal */
+export interface FastPicker extends Picker {
+  /** The source of the next job; `eligible` holds at least one position of `list`. */
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source;
+  [BOUND]?(source: Source): void;
+  [UNBOUND]?(source: Source): void;
+  [ENTERED]?(source: Source): void;
+  [LEFT]?(source: Source): void;
+}
+
+/** @internal The picker's fast interface, if it has one. */
+export function fastPickerOf(picker: Picker): FastPicker | undefined {
+  return typeof (picker as Partial<FastPicker>)[PICK_ELIGIBLE] === 'function' ? (picker as FastPicker) : undefined;
+}

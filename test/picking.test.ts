@@ -1,0 +1,130 @@
+/**
+ * Picking that scales (issue 13): the dispatcher keeps the set of eligible sources as they change,
+ * and the built-in strategies pick from it through an internal fast interface. These tests hold
+ * the set and the fast pickers to what a from-scratch walk of the views gives.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EligibleSet } from '../src/core/eligible-set.js';
+import { Strategy, Topic, Worker, type Job, type Picker } from '../src/index.js';
+import type { Strategy as StrategyType } from '../src/strategies/strategy.js';
+import { Rng } from './sim/prng.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('EligibleSet', () => {
+  for (const capacity of [1, 31, 32, 33, 1000, 1025, 40_000]) {
+    it(`finds the first position and the next one at or after any position, over ${capacity} positions`, () => {
+      const rng = new Rng(capacity);
+      const set = new EligibleSet();
+      set.reset(capacity);
+      const model = new Set<number>();
+      const nextInModel = (from: number): number => {
+        for (let i = from; i < capacity; i++) if (model.has(i)) return i;
+        return -1;
+      };
+      for (let step = 0; step < 3000; step++) {
+        const at = rng.int(0, capacity - 1);
+        if (model.has(at)) {
+          model.delete(at);
+          set.delete(at);
+        } else {
+          model.add(at);
+          set.add(at);
+        }
+        const from = rng.int(0, capacity);
+        expect(set.nextFrom(from)).toBe(nextInModel(from));
+        expect(set.first()).toBe(nextInModel(0));
+        expect(set.size).toBe(model.size);
+        expect(set.has(at)).toBe(model.has(at));
+      }
+      // Every position, walked in order.
+      const walked: number[] = [];
+      for (let at = set.first(); at >= 0; at = set.nextFrom(at + 1)) walked.push(at);
+      expect(walked).toEqual([...model].sort((a, b) => a - b));
+    });
+  }
+});
+
+/** The same strategy without its fast interface: the dispatcher then walks the public `pick(list)`. */
+function throughViews(inner: StrategyType): StrategyType {
+  return {
+    name: `${inner.name} (views)`,
+    create(): Picker {
+      const picker = inner.create();
+      return {
+        pick: (list) => picker.pick(list),
+        served: (view) => picker.served?.(view),
+      };
+    },
+  };
+}
+
+/**
+ * 70 sources (two summary words of the set, with room to spare) with priorities, weights, caps
+ * and rate limits, a topic's subscriptions that leave midway, delayed jobs and handlers that take
+ * seeded virtual times: the order in which sources were served.
+ */
+async function serve(strategy: StrategyType, seed: number): Promise<string[]> {
+  vi.useFakeTimers();
+  const rng = new Rng(seed);
+  const served: string[] = [];
+  const worker = new Worker(
+    async (job: Job<number>) => {
+      served.push(job.source);
+      await new Promise((resolve) => setTimeout(resolve, job.data));
+    },
+    { strategy, concurrency: 5 },
+  );
+  const queues = [];
+  for (let i = 0; i < 64; i++) {
+    queues.push(
+      worker.bindQueue({
+        name: `q${i}`,
+        weight: rng.int(1, 5),
+        ...(rng.chance(0.3) ? { priority: rng.int(0, 3) } : {}),
+        ...(rng.chance(0.3) ? { concurrency: rng.int(1, 2) } : {}),
+        ...(rng.chance(0.15) ? { rateLimit: { limit: rng.int(1, 3), interval: rng.int(5, 40) } } : {}),
+      }),
+    );
+  }
+  const topic = new Topic<number>();
+  const subscriptions = [];
+  for (let i = 0; i < 6; i++) subscriptions.push(worker.subscribe(topic, { name: `s${i}`, weight: rng.int(1, 5) }));
+  for (let round = 0; round < 30; round++) {
+    for (let j = 0; j < 25; j++) {
+      const queue = queues[rng.int(0, queues.length - 1)];
+      const delay = rng.chance(0.2) ? { delay: rng.int(1, 30) } : undefined;
+      queue?.add(rng.int(0, 12), delay);
+    }
+    if (rng.chance(0.5)) topic.publish(rng.int(0, 12));
+    if (round === 15) for (const subscription of subscriptions.slice(0, 3)) subscription.unsubscribe();
+    await vi.advanceTimersByTimeAsync(rng.int(0, 20));
+  }
+  await vi.advanceTimersByTimeAsync(10_000);
+  await worker.waitUntilIdle();
+  vi.useRealTimers();
+  return served;
+}
+
+describe('the built-in strategies over the kept eligible set', () => {
+  for (const name of ['Priority', 'RoundRobin', 'Weighted'] as const) {
+    it(`Strategy.${name} serves exactly what its public pick(list) serves, with 70 sources that change`, async () => {
+      for (const seed of [1, 2, 3]) {
+        const fast = await serve(Strategy[name], seed);
+        const walked = await serve(throughViews(Strategy[name]), seed);
+        expect(fast.length).toBeGreaterThan(700);
+        expect(fast).toEqual(walked);
+      }
+    });
+  }
+
+  it('serves different orders under different strategies (the comparison above can tell them apart)', async () => {
+    const priority = await serve(Strategy.Priority, 1);
+    const roundRobin = await serve(Strategy.RoundRobin, 1);
+    const weighted = await serve(Strategy.Weighted, 1);
+    expect(roundRobin).not.toEqual(priority);
+    expect(weighted).not.toEqual(roundRobin);
+  });
+});
