@@ -43,8 +43,10 @@ export interface DueJobs {
  * runs only when dead > live, and the dead count starts again from zero after it: each cancel
  * pays O(1) amortised whatever this number is. It only spares tiny containers a pass for a few
  * tombstones; at most this many (or as many as there are live jobs) wait for the next pass.
+ *
+ * @internal
  */
-const COMPACT_MIN = 16;
+export const COMPACT_MIN = 16;
 
 /** Due-time order, then add order. */
 export function earlierDue(a: JobRecord, b: JobRecord): boolean {

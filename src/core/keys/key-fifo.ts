@@ -1,9 +1,6 @@
 import { ChunkedQueue } from '../../internal/chunked-queue.js';
-import { earlierDue, insertInOrder, type DueJobs } from '../../internal/due-jobs.js';
+import { COMPACT_MIN, earlierDue, insertInOrder, type DueJobs } from '../../internal/due-jobs.js';
 import { State, type JobRecord } from '../../job.js';
-
-/** Fewest tombstones worth a compaction (see `internal/due-jobs.ts`). */
-const COMPACT_MIN = 16;
 
 function isLive(job: JobRecord): boolean {
   return job.state !== State.Cancelled;
