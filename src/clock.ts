@@ -18,10 +18,13 @@ export const monotonicClock: Clock = { now: () => performance.now() };
 
 /**
  * Converts a wall-clock instant (epoch ms, `runAt`) to the monotonic scale, once, at add: after a
- * later step of the wall clock the job runs when this converted time comes.
+ * later step of the wall clock the job runs when this converted time comes. `wallNow` must be
+ * read before `now`: `Date.now()` is rounded down to the millisecond, so read after `now` across
+ * a millisecond boundary it would put the job up to that gap before its `runAt`; read first, the
+ * error only ever makes it later.
  *
  * @internal
  */
-export function monotonicAt(epochMs: number, now: number): number {
-  return now + (epochMs - Date.now());
+export function monotonicAt(epochMs: number, now: number, wallNow: number): number {
+  return now + (epochMs - wallNow);
 }

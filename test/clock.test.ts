@@ -89,6 +89,27 @@ describe('a wall-clock step', () => {
     expect(starts).toEqual([['x', 1000]]);
   });
 
+  it('a runAt is never brought forward by the millisecond that Date.now() rounds away', async () => {
+    const { starts, handler } = startLog<string>();
+    const q = new Worker(handler).bindQueue();
+    // Time runs between two clock readings: once the monotonic clock has been read, the wall
+    // clock shows the next millisecond (as when a millisecond boundary falls between the two).
+    const wall = Date.now.bind(Date);
+    const monotonic = performance.now.bind(performance);
+    let monotonicRead = false;
+    vi.spyOn(performance, 'now').mockImplementation(() => {
+      monotonicRead = true;
+      return monotonic();
+    });
+    vi.spyOn(Date, 'now').mockImplementation(() => wall() + (monotonicRead ? 1 : 0));
+    q.add('x', { runAt: new Date(T0 + 1000) });
+    vi.restoreAllMocks();
+    await vi.advanceTimersByTimeAsync(999);
+    expect(starts).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(starts).toEqual([['x', 1000]]);
+  });
+
   it('a job timeout still fires on time after the wall clock steps back', async () => {
     const worker = new Worker(() => new Promise(() => {}), { timeout: 100 });
     const handle = worker.bindQueue().add('hangs');
