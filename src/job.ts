@@ -408,6 +408,8 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
    * the live one): spares a lookup by name at each transition. Set by `KeyedJobs`.
    */
   keyState: object | undefined = undefined;
+  /** The next due job of its key in a keyed FIFO queue (the key's list runs through its jobs, see `KeyFifo`). */
+  nextInKey: KeyedJobRecord | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, priority: number, key: string) {
     super(home, data, priority, UNTIMED, State.Waiting);

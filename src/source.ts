@@ -346,12 +346,13 @@ export abstract class Source<T = unknown, R = unknown> {
       }
       return undefined;
     }
-    if (given !== undefined) return keyName('add option "key"', given);
+    const keys = this.keys as KeyedJobs;
+    if (given !== undefined) return keys.nameOf('add option "key"', given);
     const by = this.keyBy;
     if (by === undefined) {
       throw new TypeError(`qmux: a job of keyed source "${this.name}" needs a key: give the add option "key", or bind it with "keys.by"`);
     }
-    return keyName('the "key" that keys.by(data) returned', (by as (data: T) => unknown)(data));
+    return keys.nameOf('the "key" that keys.by(data) returned', (by as (data: T) => unknown)(data));
   }
 
   /**
@@ -445,7 +446,9 @@ export abstract class Source<T = unknown, R = unknown> {
    * outside priority queues.
    */
   enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<T, R> {
-    if (key === undefined || this.keyWeight === undefined) return this.host.add(this, data, priority, parsed, key);
+    // An active key has its weight: only the add that makes a key active asks for one.
+    if (key === undefined || this.keyWeight === undefined || (this.keys as KeyedJobs).has(key))
+      return this.host.add(this, data, priority, parsed, key);
     this.weighKeys([key]);
     try {
       return this.host.add(this, data, priority, parsed, key);

@@ -2,7 +2,6 @@ import { EventEmitter } from 'eventemitter3';
 import type { AddOptions, ParsedAddOptions } from './add-options.js';
 import { monotonicAt, monotonicClock, type Clock } from './clock.js';
 import { Core, type Origin } from './core/core.js';
-import { KeyFifo } from './core/keys/key-fifo.js';
 import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { Note } from './core/outbox.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
@@ -400,7 +399,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   bindQueue(options?: QueueBindOptions<T>): Queue<T, R> {
     return this.#bind('bindQueue()', 'queue', options, (name, order) => {
-      const due = options?.keys === undefined ? new FifoDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), () => new KeyFifo());
+      const due = options?.keys === undefined ? new FifoDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), undefined);
       return new Queue<T, R>(this.#host, this.#core, due, name, order, options);
     });
   }
@@ -533,7 +532,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Adds one job (the source has checked its options and room). */
   #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<D, Q> {
-    if (parsed === undefined && key === undefined) return this.#addPlain(source, data, priority);
+    if (parsed === undefined) return this.#addPlain(source, data, priority, key);
     const core = this.#core;
     const job = this.#newJob(source, data, priority, parsed, key);
     let runAt: number | undefined;
@@ -546,7 +545,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         return job;
       }
       if (parsed.delay !== undefined) runAt = (now = this.#clock.now()) + parsed.delay;
-      else if (parsed.runAt !== undefined) runAt = monotonicAt(parsed.runAt, (now = this.#clock.now()));
+      else if (parsed.runAt !== undefined) {
+        const wallNow = Date.now(); // first: see monotonicAt
+        runAt = monotonicAt(parsed.runAt, (now = this.#clock.now()), wallNow);
+      }
     }
     // A job due on add needs no timestamp when add order alone places it (its source holds no
     // timed job), and the clock is read only when something needs it.
@@ -579,9 +581,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * clock is read only when something needs the time: its source holds a timed job (add order
    * alone no longer places it), it is the first into an empty source, or it is sampled.
    */
-  #addPlain<D, Q>(source: Source<D, Q>, data: D, priority: number): JobRecord<D, Q> {
+  #addPlain<D, Q>(source: Source<D, Q>, data: D, priority: number, key: string | undefined): JobRecord<D, Q> {
     const core = this.#core;
-    const job = this.#newJob(source, data, priority, undefined);
+    const job = this.#newJob(source, data, priority, undefined, key);
     const wasEmpty = source.length === 0;
     const timed = source.timed > 0;
     const sampled = isSampled(job.seq);

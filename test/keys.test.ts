@@ -98,6 +98,33 @@ describe('the key of a job', () => {
     expect(q.keyCount).toBe(0);
   });
 
+  it('a number and its String() are one key, whichever came first; NaN and Infinity stay refused while keys named so are active', () => {
+    const { worker } = manual();
+    const q = worker.bindQueue({ keys: { by: (data: Task) => data.tenant } });
+    q.add({ tenant: '5' });
+    q.add({ tenant: 5 });
+    q.add({ tenant: 0 });
+    q.add({ tenant: -0 });
+    q.add({ tenant: '0' });
+    q.add({ tenant: 1e21 });
+    q.add({ tenant: '1e+21' });
+    q.add({ tenant: '05' }); // not String(5): a key of its own
+    q.add({ tenant: 'NaN' });
+    q.add({ tenant: 'Infinity' });
+    expect(q.keyCount).toBe(6);
+    expect(q.keyStats(5).waiting).toBe(2);
+    expect(q.keyStats('0').waiting).toBe(3);
+    expect(q.keyStats(1e21).waiting).toBe(2);
+    expect(q.keyStats('05').waiting).toBe(1);
+    const jobs = [q.add({ tenant: 5 }), q.add({ tenant: '5' })];
+    expect(jobs.map((job) => (job as unknown as Job<Task>).key)).toEqual(['5', '5']);
+    for (const key of [Number.NaN, Infinity, -Infinity]) {
+      expect(() => q.add({ tenant: 'a' }, { key: key as never })).toThrow(TypeError);
+      expect(() => q.add({ tenant: key as never })).toThrow(/"key"/);
+    }
+    expect(q.keyCount).toBe(6);
+  });
+
   it('is required: no key option and no keys.by is a TypeError', () => {
     const { worker } = manual();
     const q = worker.bindQueue({ keys: {} });

@@ -12,7 +12,6 @@
  */
 import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
 import { Core, type Origin } from '../../src/core/core.js';
-import { KeyFifo } from '../../src/core/keys/key-fifo.js';
 import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
 import type { Deadline } from '../../src/core/deadlines.js';
 import { Note } from '../../src/core/outbox.js';
@@ -1348,14 +1347,7 @@ export class Simulation {
       const due = limits === undefined ? new PriorityDueJobs() : new KeyedJobs(limits, () => new PriorityDueJobs());
       source = new PriorityQueue(this.host, this.core, due, name, order, options);
     } else if (kind === 'queue') {
-      source = new Queue(
-        this.host,
-        this.core,
-        limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, () => new KeyFifo()),
-        name,
-        order,
-        options,
-      );
+      source = new Queue(this.host, this.core, limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, undefined), name, order, options);
     } else source = new Subscription(this.host, this.core, new FifoDueJobs(), name, order, options);
     this.core.bind(source);
     const model = new MSource(source, kind, options, order);

@@ -1,27 +1,27 @@
-import { ChunkedQueue } from '../../internal/chunked-queue.js';
-import { COMPACT_MIN, earlierDue, insertInOrder, type DueJobs } from '../../internal/due-jobs.js';
-import { State, type JobRecord } from '../../job.js';
+import { COMPACT_MIN, earlierDue, type DueJobs } from '../../internal/due-jobs.js';
+import { State, type JobRecord, type KeyedJobRecord } from '../../job.js';
 
 function isLive(job: JobRecord): boolean {
   return job.state !== State.Cancelled;
 }
 
 /**
- * The due jobs of one key of a keyed FIFO queue, in due-time order: `FifoDueJobs` (jobs due on
- * add and promoted jobs in two queues, each in order, the next job the earlier head; cancelled
- * jobs left as tombstones until reached or compacted), with both queues made on first use and
- * dropped when the key drains. Most keys of a large keyed queue hold a few jobs and never a
- * promoted one, so a key costs one small queue, not two; a key with a large backlog still gets
- * the chunked queue's O(1) operations without copying as it grows.
+ * The due jobs of one key of a keyed FIFO queue, in due-time order, with the semantics of
+ * `FifoDueJobs` (jobs due on add and promoted jobs in two lists, each in order, the next job
+ * the earlier head; cancelled jobs left as tombstones until reached or compacted). The lists
+ * run through the job records themselves (`KeyedJobRecord.nextInKey`): a large keyed queue has
+ * as many keys as it has a few jobs each, and a key then costs this one small object instead of
+ * a queue, its first chunk and that chunk's array.
  *
  * @internal
  */
 export class KeyFifo implements DueJobs {
-  #fresh: ChunkedQueue<JobRecord> | undefined = undefined;
-  #promoted: ChunkedQueue<JobRecord> | undefined = undefined;
-  /** The jobs pushed last into each queue: a new one almost always goes after them. */
-  #freshTail: JobRecord | undefined = undefined;
-  #promotedTail: JobRecord | undefined = undefined;
+  // Two lists, each linked through `nextInKey` and in due order, as fields of their own (not two
+  // list objects): a key is then one object. Jobs due on add go to the first, promoted ones to the second.
+  #freshHead: KeyedJobRecord | undefined = undefined;
+  #freshTail: KeyedJobRecord | undefined = undefined;
+  #promotedHead: KeyedJobRecord | undefined = undefined;
+  #promotedTail: KeyedJobRecord | undefined = undefined;
   #live = 0;
   #dead = 0;
 
@@ -30,24 +30,25 @@ export class KeyFifo implements DueJobs {
   }
 
   pushFresh(job: JobRecord): void {
-    const queue = (this.#fresh ??= new ChunkedQueue<JobRecord>());
+    const keyed = job as KeyedJobRecord;
     const tail = this.#freshTail;
-    // Only a job due before the tail (exact ties of due times, see `insertInOrder`) goes elsewhere.
-    if (tail !== undefined && queue.length > 0 && earlierDue(job, tail)) this.#freshTail = insertInOrder(queue, job);
+    if (tail === undefined) this.#freshHead = this.#freshTail = keyed;
+    else if (earlierDue(keyed, tail)) this.#freshHead = insertBefore(this.#freshHead as KeyedJobRecord, keyed);
     else {
-      queue.push(job);
-      this.#freshTail = job;
+      tail.nextInKey = keyed;
+      this.#freshTail = keyed;
     }
     this.#live++;
   }
 
   pushPromoted(job: JobRecord): void {
-    const queue = (this.#promoted ??= new ChunkedQueue<JobRecord>());
+    const keyed = job as KeyedJobRecord;
     const tail = this.#promotedTail;
-    if (tail !== undefined && queue.length > 0 && earlierDue(job, tail)) this.#promotedTail = insertInOrder(queue, job);
+    if (tail === undefined) this.#promotedHead = this.#promotedTail = keyed;
+    else if (earlierDue(keyed, tail)) this.#promotedHead = insertBefore(this.#promotedHead as KeyedJobRecord, keyed);
     else {
-      queue.push(job);
-      this.#promotedTail = job;
+      tail.nextInKey = keyed;
+      this.#promotedTail = keyed;
     }
     this.#live++;
   }
@@ -55,10 +56,7 @@ export class KeyFifo implements DueJobs {
   shift(): JobRecord | undefined {
     if (this.#live === 0) return undefined;
     for (;;) {
-      const fresh = this.#fresh?.peek();
-      const promoted = this.#promoted?.peek();
-      const fromFresh = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted));
-      const job = (fromFresh ? (this.#fresh as ChunkedQueue<JobRecord>) : (this.#promoted as ChunkedQueue<JobRecord>)).shift() as JobRecord;
+      const job = this.#unlinkHead();
       if (job.state !== State.Cancelled) {
         if (--this.#live === 0) this.#clear();
         return job;
@@ -76,45 +74,110 @@ export class KeyFifo implements DueJobs {
 
   peek(): JobRecord | undefined {
     if (this.#live === 0) return undefined;
-    for (const queue of [this.#fresh, this.#promoted]) {
-      while (queue !== undefined && queue.peek()?.state === State.Cancelled) {
-        queue.shift();
-        this.#dead--;
-      }
+    for (;;) {
+      const fresh = this.#freshHead;
+      const promoted = this.#promotedHead;
+      const job = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
+      if ((job as KeyedJobRecord).state !== State.Cancelled) return job;
+      this.#unlinkHead();
+      this.#dead--;
     }
-    const fresh = this.#fresh?.peek();
-    const promoted = this.#promoted?.peek();
-    return promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
   }
 
   markRemoved(): void {
     this.#live--;
     this.#dead++;
     if (this.#live === 0) this.#clear();
-    else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
-      this.#fresh?.filterInPlace(isLive);
-      this.#promoted?.filterInPlace(isLive);
-      this.#dead = 0;
-    }
+    else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) this.#compact();
   }
 
   drain(): JobRecord[] {
     const jobs: JobRecord[] = [];
-    for (const queue of [this.#fresh, this.#promoted]) {
-      if (queue === undefined) continue;
-      for (let job = queue.shift(); job !== undefined; job = queue.shift()) if (isLive(job)) jobs.push(job);
+    while (this.#freshHead !== undefined || this.#promotedHead !== undefined) {
+      const job = this.#unlinkHead();
+      if (isLive(job)) jobs.push(job);
     }
-    this.#clear();
+    this.#live = 0;
+    this.#dead = 0;
     return jobs;
   }
 
-  /** Nothing live is left: keep nothing (a key that drains often holds its memory no longer). */
+  /** Unlinks and returns the earlier of the two heads (one exists). */
+  #unlinkHead(): KeyedJobRecord {
+    const fresh = this.#freshHead;
+    const promoted = this.#promotedHead;
+    let job: KeyedJobRecord;
+    if (promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted))) {
+      job = fresh as KeyedJobRecord;
+      this.#freshHead = job.nextInKey;
+      if (job.nextInKey === undefined) this.#freshTail = undefined;
+    } else {
+      job = promoted;
+      this.#promotedHead = job.nextInKey;
+      if (job.nextInKey === undefined) this.#promotedTail = undefined;
+    }
+    job.nextInKey = undefined;
+    return job;
+  }
+
+  /** Unlinks every tombstone, in one walk of each list. */
+  #compact(): void {
+    // The first live job before the walk unlinks the others (it is the new head either way).
+    const fresh = this.#freshHead;
+    this.#freshHead = firstLive(fresh);
+    this.#freshTail = unlinkCancelled(fresh);
+    const promoted = this.#promotedHead;
+    this.#promotedHead = firstLive(promoted);
+    this.#promotedTail = unlinkCancelled(promoted);
+    this.#dead = 0;
+  }
+
+  /**
+   * Nothing live is left: unlink the tombstones too, so that a cancelled job a user still holds
+   * does not keep a chain of others alive (at most {@link COMPACT_MIN} of them, or as many as
+   * there were live jobs, see `markRemoved`).
+   */
   #clear(): void {
-    this.#fresh = undefined;
-    this.#promoted = undefined;
-    this.#freshTail = undefined;
-    this.#promotedTail = undefined;
+    if (this.#dead > 0) this.#compact();
     this.#live = 0;
     this.#dead = 0;
   }
+}
+
+/**
+ * Puts `job` at its place in the list that starts at `head`, before its tail: an exact tie of
+ * due times (a retry without backoff at the instant later jobs came due, a redrive let in as its
+ * predecessor settled), as `insertInOrder` does. Returns the head. O(n), on such ties only.
+ */
+function insertBefore(head: KeyedJobRecord, job: KeyedJobRecord): KeyedJobRecord {
+  if (earlierDue(job, head)) {
+    job.nextInKey = head;
+    return job;
+  }
+  let before = head;
+  while (before.nextInKey !== undefined && !earlierDue(job, before.nextInKey)) before = before.nextInKey;
+  job.nextInKey = before.nextInKey;
+  before.nextInKey = job;
+  return head;
+}
+
+/** The first live job from `job` on. */
+function firstLive(job: KeyedJobRecord | undefined): KeyedJobRecord | undefined {
+  while (job !== undefined && !isLive(job)) job = job.nextInKey;
+  return job;
+}
+
+/** Unlinks the cancelled jobs of the list that starts at `head` (each left linked to nothing); returns the new tail. */
+function unlinkCancelled(head: KeyedJobRecord | undefined): KeyedJobRecord | undefined {
+  let kept: KeyedJobRecord | undefined;
+  for (let job = head; job !== undefined; ) {
+    const next = job.nextInKey;
+    if (isLive(job)) {
+      if (kept !== undefined) kept.nextInKey = job;
+      kept = job;
+    } else job.nextInKey = undefined;
+    job = next;
+  }
+  if (kept !== undefined) kept.nextInKey = undefined;
+  return kept;
 }

@@ -1,4 +1,5 @@
 import type { DueJobs } from '../../internal/due-jobs.js';
+import { KeyFifo } from './key-fifo.js';
 import type { RateWindow } from '../../internal/rate-window.js';
 
 /**
@@ -24,10 +25,13 @@ export enum Place {
  *
  * @internal
  */
-export class KeyState {
+export class KeyState extends KeyFifo {
   /** `String(key)`. */
   readonly name: string;
-  /** Its due jobs, in the queue's order (FIFO by due time, or by priority). */
+  /**
+   * Its due jobs, in the queue's order: itself in a FIFO queue (a key is a {@link KeyFifo}, so
+   * one object, not two), a heap by priority in a priority queue.
+   */
   readonly jobs: DueJobs;
   /** Its weight (`keys.weight(name)` when it became active; 1 without `keys.weight`). */
   readonly weight: number;
@@ -40,6 +44,8 @@ export class KeyState {
   /** Jobs of this key in flight. */
   running = 0;
   paused = false;
+  /** Set once it is forgotten: a state kept somewhere after that is not the key's any more. */
+  forgotten = false;
   place: Place = Place.Idle;
   /** Position in whichever heap holds it (rate windows, cooling, or a weighted turn heap). */
   heapIndex = -1;
@@ -57,9 +63,10 @@ export class KeyState {
   /** In the weighted turn order: in the heap of keys whose start has come (else the pending one). */
   startReached = false;
 
-  constructor(name: string, jobs: DueJobs, weight: number, rate: RateWindow | undefined, order: number) {
+  constructor(name: string, jobs: DueJobs | undefined, weight: number, rate: RateWindow | undefined, order: number) {
+    super();
     this.name = name;
-    this.jobs = jobs;
+    this.jobs = jobs ?? this;
     this.weight = weight;
     this.rate = rate;
     this.order = order;

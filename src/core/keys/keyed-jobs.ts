@@ -1,7 +1,7 @@
 import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
 import { RateWindow } from '../../internal/rate-window.js';
 import type { JobRecord, KeyedJobRecord } from '../../job.js';
-import type { KeyStats } from '../../keys.js';
+import { keyName, type KeyStats } from '../../keys.js';
 import { KeyHeap } from './key-heap.js';
 import { KeyState, Place } from './key-state.js';
 import { RoundRobinTurns, WeightedTurns, type Turns } from './turns.js';
@@ -80,18 +80,26 @@ export class KeyedJobs implements DueJobs {
   readonly limits: KeyLimits;
   /** Weights of keys about to become active, asked of `keys.weight` by the shell before the add. */
   pendingWeights: Map<string, number> | undefined = undefined;
-  readonly #keys = new Map<string, KeyState>();
+  /**
+   * The active keys, by {@link mapKey} of their name: a key whose name is a number's
+   * (`String(n)`) is held by that number, so that a key given as a number (the common case,
+   * a user or tenant id) is found without making a string and hashing it (see {@link nameOf}).
+   */
+  readonly #keys = new Map<string | number, KeyState>();
+  /** The key {@link nameOf} last found: the add that follows needs no second lookup. */
+  #found: KeyState | undefined = undefined;
   readonly #turns: Turns;
   readonly #rateWait = new KeyHeap(atOf);
   readonly #cooling = new KeyHeap(atOf);
-  readonly #perKey: () => DueJobs;
+  /** Makes a key's due jobs (a priority queue's); `undefined`: the key is its own FIFO (see `KeyState`). */
+  readonly #perKey: (() => DueJobs) | undefined;
   #live = 0;
   #pausedDue = 0;
   #order = 0;
   /** The latest time the core has told of: rate windows are judged at it between transitions. */
   #now = Number.NEGATIVE_INFINITY;
 
-  constructor(limits: KeyLimits, perKey: () => DueJobs) {
+  constructor(limits: KeyLimits, perKey: (() => DueJobs) | undefined) {
     this.limits = limits;
     this.#perKey = perKey;
     this.#turns = limits.weighted ? new WeightedTurns() : new RoundRobinTurns();
@@ -125,25 +133,43 @@ export class KeyedJobs implements DueJobs {
 
   /** Whether `name` is active. */
   has(name: string): boolean {
-    return this.#keys.has(name);
+    const found = this.#found; // the key of the add in progress, most often
+    if (found !== undefined && found.name === name && !found.forgotten) return true;
+    return this.#keys.has(mapKey(name));
   }
 
   /** Figures of one key (all zero for a key that is not active). */
   stats(name: string): KeyStats {
-    const key = this.#keys.get(name);
+    const key = this.#keys.get(mapKey(name));
     if (key === undefined) return { waiting: 0, due: 0, delayed: 0, running: 0, paused: false };
     return { waiting: key.jobs.length + key.delayed, due: key.jobs.length, delayed: key.delayed, running: key.running, paused: key.paused };
   }
 
   /** Jobs of `name` waiting, due or delayed. */
   waitingOf(name: string): number {
-    const key = this.#keys.get(name);
+    const key = this.#keys.get(mapKey(name));
     return key === undefined ? 0 : key.jobs.length + key.delayed;
   }
 
   /** The earliest time a rate window of a key that waits only for it opens, or `Infinity`. */
   wakeAt(): number {
     return this.#rateWait.peek()?.at ?? Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * The name of a key given to an add (`String(key)`), checked as `what` (a string or a finite
+   * number, else a `TypeError`). A number of an active key gives that key's own name: the
+   * string the job then holds is shared, and the lookup that follows finds it at once.
+   */
+  nameOf(what: string, key: unknown): string {
+    if (typeof key === 'number') {
+      const known = this.#keys.get(key); // NaN and Infinity are never held: they go on to be refused
+      if (known !== undefined) {
+        this.#found = known;
+        return known.name;
+      }
+    }
+    return keyName(what, key);
   }
 
   // ---------------------------------------------------------------- due jobs (DueJobs)
@@ -257,7 +283,7 @@ export class KeyedJobs implements DueJobs {
 
   /** Pauses `name` (made active with `weight` if it was not). Returns whether it changed. */
   pause(name: string, weight: number): boolean {
-    const key = this.#keys.get(name) ?? this.#activate(name, weight);
+    const key = this.#keys.get(mapKey(name)) ?? this.#activate(name, weight);
     if (key.paused) return false;
     key.paused = true;
     this.#pausedDue += key.jobs.length;
@@ -267,7 +293,7 @@ export class KeyedJobs implements DueJobs {
 
   /** Resumes `name`. Returns whether it was paused. */
   resume(name: string): boolean {
-    const key = this.#keys.get(name);
+    const key = this.#keys.get(mapKey(name));
     if (key === undefined || !key.paused) return false;
     key.paused = false;
     this.#pausedDue -= key.jobs.length;
@@ -278,7 +304,7 @@ export class KeyedJobs implements DueJobs {
   /** Takes out every waiting job of key `name`, or of every key. */
   purge(name: string | undefined): Purged {
     if (name !== undefined) {
-      const key = this.#keys.get(name);
+      const key = this.#keys.get(mapKey(name));
       if (key === undefined) return { due: [], delayed: [] };
       const due = key.jobs.drain();
       this.#live -= due.length;
@@ -315,15 +341,26 @@ export class KeyedJobs implements DueJobs {
     // A job that already joined keeps its key active (waiting, delayed or running): same state.
     if (known !== undefined) return known;
     const name = keyed.keyName;
-    const key = this.#keys.get(name) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
+    // An active state of that name is the one (a forgotten one is marked so).
+    const found = this.#found;
+    const key =
+      found !== undefined && found.name === name && !found.forgotten
+        ? found
+        : (this.#keys.get(mapKey(name)) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1));
     keyed.keyState = key;
     return key;
   }
 
   #activate(name: string, weight: number): KeyState {
     const rate = this.limits.rateLimit;
-    const key = new KeyState(name, this.#perKey(), weight, rate === undefined ? undefined : new RateWindow(rate.limit, rate.interval), this.#order++);
-    this.#keys.set(name, key);
+    const key = new KeyState(
+      name,
+      this.#perKey?.(),
+      weight,
+      rate === undefined ? undefined : new RateWindow(rate.limit, rate.interval),
+      this.#order++,
+    );
+    this.#keys.set(mapKey(name), key);
     return key;
   }
 
@@ -363,7 +400,9 @@ export class KeyedJobs implements DueJobs {
       return;
     }
     this.#moveTo(key, Place.Idle);
-    this.#keys.delete(key.name); // forgotten
+    this.#keys.delete(mapKey(key.name)); // forgotten
+    key.forgotten = true;
+    if (this.#found === key) this.#found = undefined;
   }
 
   #moveTo(key: KeyState, place: Place): void {
@@ -396,4 +435,16 @@ export class KeyedJobs implements DueJobs {
         break;
     }
   }
+}
+
+/**
+ * How {@link KeyedJobs} holds a key of name `name`: by the number whose `String()` it is, if
+ * any (so `5` and `'5'` are one key, found by number), else by the name.
+ */
+function mapKey(name: string): string | number {
+  const first = name.charCodeAt(0);
+  // Only a digit or a minus sign can start a finite number's String(): others need no parse.
+  if ((first < 48 || first > 57) && first !== 45) return name;
+  const n = Number(name);
+  return Number.isFinite(n) && `${n}` === name ? n : name;
 }
