@@ -47,8 +47,8 @@ export class KeyState extends KeyFifo {
   /** Set once it is forgotten: a state kept somewhere after that is not the key's any more. */
   forgotten = false;
   place: Place = Place.Idle;
-  /** Position in whichever heap holds it (rate windows, cooling, or a weighted turn heap). */
-  heapIndex = -1;
+  /** Moves on each time it joins or leaves a heap (rate windows, cooling, a weighted turn heap): see `KeyHeap`. */
+  heapToken = 0;
   /** RateWait: when its window opens. Cooling: when its last start leaves the window. */
   at = 0;
   /** When it last started a job (only kept with a rate limit); -1 before its first (a small integer, not a boxed double). */

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { KeyHeap } from '../src/core/keys/key-heap.js';
+import { KeyState } from '../src/core/keys/key-state.js';
+
+/** A seeded PRNG (mulberry32), so that a failure replays. */
+function prng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('KeyHeap: keys by a number, then activation order, leaving lazily', () => {
+  it('always has the least live key on top, however keys join and leave (random runs against a sorted list)', () => {
+    for (let seed = 1; seed <= 30; seed++) {
+      const random = prng(seed);
+      const keys = Array.from({ length: 60 }, (_, i) => new KeyState(`k${i}`, undefined, 1, undefined, i));
+      const heap = new KeyHeap((key) => key.at);
+      const inHeap = new Set<KeyState>();
+      const least = (): KeyState | undefined => [...inHeap].sort((a, b) => a.at - b.at || a.order - b.order)[0];
+      for (let step = 0; step < 2000; step++) {
+        const r = random();
+        const key = keys[Math.floor(random() * keys.length)] as KeyState;
+        if (r < 0.45 && !inHeap.has(key)) {
+          key.at = Math.floor(random() * 20); // ties on the number: activation order decides
+          heap.push(key);
+          inHeap.add(key);
+        } else if (r < 0.75 && inHeap.has(key)) {
+          heap.remove(key); // from anywhere
+          inHeap.delete(key);
+        } else if (r < 0.9) {
+          const top = heap.peek();
+          expect(top).toBe(least());
+          if (top !== undefined && random() < 0.5) {
+            heap.remove(top);
+            inHeap.delete(top);
+          }
+        }
+        expect(heap.length).toBe(inHeap.size);
+      }
+      // Drains in order.
+      const out: KeyState[] = [];
+      for (let top = heap.peek(); top !== undefined; top = heap.peek()) {
+        out.push(top);
+        heap.remove(top);
+      }
+      expect(out).toEqual([...inHeap].sort((a, b) => a.at - b.at || a.order - b.order));
+    }
+  });
+
+  it('a key that left and joins again is in it once, at its new number', () => {
+    const [a, b] = [new KeyState('a', undefined, 1, undefined, 0), new KeyState('b', undefined, 1, undefined, 1)];
+    const heap = new KeyHeap((key) => key.at);
+    a.at = 5;
+    b.at = 3;
+    heap.push(a);
+    heap.push(b);
+    heap.remove(a); // not on top: its entry is left behind, stale
+    a.at = 1;
+    heap.push(a);
+    expect(heap.length).toBe(2);
+    expect(heap.peek()).toBe(a);
+    heap.remove(a);
+    expect(heap.peek()).toBe(b);
+    heap.remove(b);
+    expect(heap.peek()).toBeUndefined();
+    expect(heap.length).toBe(0);
+  });
+});
