@@ -3,6 +3,7 @@ import { KeyFifo } from '../src/core/keys/key-fifo.js';
 import { COMPACT_MIN, earlierDue, FifoDueJobs } from '../src/internal/due-jobs.js';
 import { KeyedJobRecord, State } from '../src/job.js';
 import type { Source } from '../src/source.js';
+import { Rng } from './sim/prng.js';
 
 const home = {} as Source;
 
@@ -12,21 +13,11 @@ function job(dueAt: number): KeyedJobRecord {
   return record;
 }
 
-/** A seeded PRNG (mulberry32), so that a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('KeyFifo: the due jobs of one key, linked through the jobs themselves', () => {
   it('gives the same jobs in the same order as FifoDueJobs under random pushes, ties, cancels and shifts', () => {
     for (let seed = 1; seed <= 40; seed++) {
-      const random = prng(seed);
+      const rng = new Rng(seed);
+      const random = (): number => rng.next();
       const fifo = new KeyFifo();
       const model = new FifoDueJobs();
       let clock = 0;

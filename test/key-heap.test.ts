@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { KeyHeap } from '../src/core/keys/key-heap.js';
 import { KeyState } from '../src/core/keys/key-state.js';
-
-/** A seeded PRNG (mulberry32), so that a failure replays. */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { Rng } from './sim/prng.js';
 
 describe('KeyHeap: keys by a number, then activation order, leaving lazily', () => {
   it('always has the least live key on top, however keys join and leave (random runs against a sorted list)', () => {
     for (let seed = 1; seed <= 30; seed++) {
-      const random = prng(seed);
+      const rng = new Rng(seed);
+      const random = (): number => rng.next();
       const keys = Array.from({ length: 60 }, (_, i) => new KeyState(`k${i}`, undefined, 1, undefined, i));
       const heap = new KeyHeap((key) => key.at);
       const inHeap = new Set<KeyState>();
