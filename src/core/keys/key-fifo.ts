@@ -9,9 +9,10 @@ function isLive(job: JobRecord): boolean {
  * The due jobs of one key of a keyed FIFO queue, in due-time order, with the semantics of
  * `FifoDueJobs` (jobs due on add and promoted jobs in two lists, each in order, the next job
  * the earlier head; cancelled jobs left as tombstones until reached or compacted). The lists
- * run through the job records themselves (`KeyedJobRecord.nextInKey`): a large keyed queue has
- * as many keys as it has a few jobs each, and a key then costs this one small object instead of
- * a queue, its first chunk and that chunk's array.
+ * run through the job records themselves (`KeyedJobRecord.nextInKey`), and a key's state is
+ * this class (`KeyState` extends it): a large keyed queue has many keys of a few jobs each, and a
+ * key then costs no object for its jobs at all, where it had a queue, its first chunk and that
+ * chunk's array.
  *
  * @internal
  */
