@@ -133,9 +133,7 @@ export class KeyedJobs implements DueJobs {
 
   /** Whether `name` is active. */
   has(name: string): boolean {
-    const found = this.#found; // the key of the add in progress, most often
-    if (found !== undefined && found.name === name && !found.forgotten) return true;
-    return this.#keys.has(mapKey(name));
+    return this.#foundAs(name) !== undefined || this.#keys.has(mapKey(name));
   }
 
   /** Figures of one key (all zero for a key that is not active). */
@@ -341,14 +339,18 @@ export class KeyedJobs implements DueJobs {
     // A job that already joined keeps its key active (waiting, delayed or running): same state.
     if (known !== undefined) return known;
     const name = keyed.keyName;
-    // An active state of that name is the one (a forgotten one is marked so).
-    const found = this.#found;
-    const key =
-      found !== undefined && found.name === name && !found.forgotten
-        ? found
-        : (this.#keys.get(mapKey(name)) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1));
+    const key = this.#foundAs(name) ?? this.#keys.get(mapKey(name)) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
     keyed.keyState = key;
     return key;
+  }
+
+  /**
+   * The key {@link nameOf} last found, if it is the active key `name` (the key of the add in
+   * progress, most often): an active state of that name is the one, and a forgotten one is marked so.
+   */
+  #foundAs(name: string): KeyState | undefined {
+    const found = this.#found;
+    return found !== undefined && found.name === name && !found.forgotten ? found : undefined;
   }
 
   #activate(name: string, weight: number): KeyState {
