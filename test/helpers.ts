@@ -4,6 +4,7 @@
  * process, and the seed programs' queues.
  */
 import { spawn } from 'node:child_process';
+import { afterEach, beforeEach, vi } from 'vitest';
 import type { Job } from '../src/index.js';
 
 /** A promise with its resolve and reject exposed. */
@@ -213,3 +214,23 @@ export function captureWarnings(): { warnings: (Error & { detail?: string })[]; 
     },
   };
 }
+
+/**
+ * Virtual time for every test of the file: timers, `Date` and `performance` (stats time jobs
+ * with `performance.now()`) are faked from `now`; `queueMicrotask` is not, so promises settle as
+ * usual. Call at the top level of a test file.
+ */
+export function useVirtualTime(now: number): void {
+  beforeEach(() => {
+    vi.useFakeTimers({
+      now,
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
+    });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+}
+
+/** Resolves after `ms` of (virtual, with {@link useVirtualTime}) time. */
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

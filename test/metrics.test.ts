@@ -6,24 +6,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat, { type ParsedFamily, type ParsedSample } from 'parse-prometheus-text-format';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SAMPLE_EVERY } from '../src/stats.js';
 import { createAdminHandler, Registry, Worker, type Job, type SourceView, type Strategy, type WorkerStats } from '../src/index.js';
+import { sleep, useVirtualTime } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
-beforeEach(() => {
-  vi.useFakeTimers({
-    now: T0,
-    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
-  });
-});
-
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+useVirtualTime(T0);
 
 const COUNTERS = {
   qmux_jobs_added_total: 'added',

@@ -3,27 +3,14 @@
  * time percentiles, on fake timers. Timings are read from `performance.now()` and due times
  * from `Date.now()`: both are faked, so every duration below is exact virtual time.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Registry, Strategy, Worker, type Job, type JobHandle, type Queue, type TimingStats } from '../src/index.js';
 import { isSampled, SAMPLE_EVERY } from '../src/stats.js';
-import { Gate } from './helpers.js';
+import { Gate, sleep, useVirtualTime } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
-beforeEach(() => {
-  // Spelled out rather than relying on vitest's default set: `performance` must be faked,
-  // because stats time jobs with performance.now(); queueMicrotask must not be.
-  vi.useFakeTimers({
-    now: T0,
-    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
-  });
-});
-
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+useVirtualTime(T0);
 
 /** HDR histograms keep 3 significant digits: compare within 0.5 %. */
 function expectNear(actual: number, expected: number): void {
