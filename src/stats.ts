@@ -1,4 +1,3 @@
-import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { Core } from './core/core.js';
 import { setEntry } from './internal/entry.js';
 import { State, UNTIMED, type JobRecord } from './job.js';
@@ -131,51 +130,58 @@ export interface WorkerStats {
 }
 
 /**
- * One timing over the sampled jobs: a histogram for the percentiles and the exact sum.
- *
- * @internal
+ * Bits of a value's mantissa that pick its bucket within its power of two: 512 buckets per
+ * octave, each at most 0.2 % wide (1/512 of the octave's lower end).
  */
-export class Timing implements Recorder {
-  readonly #histogram: RecordableHistogram = createHistogram();
-  #sumMs = 0;
-
-  record(ms: number): void {
-    this.#histogram.record(toMicros(ms));
-    this.#sumMs += ms;
-  }
-
-  summary(): TimingStats {
-    return summarise(this.#histogram, this.#sumMs);
-  }
-}
-
-/** What a source records into: {@link Timing} or {@link LogTiming}. @internal */
-interface Recorder {
-  record(ms: number): void;
-  summary(): TimingStats;
-}
-
-/** Buckets of a {@link LogTiming} are this much wider than the one below: 0.2 %. */
-const LOG_RATIO = Math.log(1.002);
+const BUCKET_BITS = 9;
+/** Reads a double's high 32 bits (sign, exponent, the top of the mantissa): the bucket of a value. */
+const bucketView = new Float64Array(1);
+const bucketBits = new Uint32Array(bucketView.buffer);
+/** Which half of {@link bucketBits} holds the exponent: the high word of the double. */
+const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
 
 /**
- * A timing of one source: like {@link Timing}, but made in next to no time and memory (a
- * node histogram costs about 11 kB and 50 µs, too much for every short-lived subscription). It
- * counts the sampled values in log-spaced buckets 0.2 % wide, kept in a map that holds only the
- * buckets used; a percentile is the middle of its bucket, within the smallest and largest value.
+ * The bucket of `micros` (a positive number): its exponent and the top {@link BUCKET_BITS} bits of
+ * its mantissa, read off the double itself. Buckets grow in order with the values, like a log
+ * scale, at the cost of one typed-array store and load where `Math.log` is a call into C++.
+ */
+function bucketOf(micros: number): number {
+  bucketView[0] = micros;
+  return (bucketBits[HIGH] as number) >>> (20 - BUCKET_BITS);
+}
+
+/** The middle of bucket `bucket`, the inverse of {@link bucketOf}. */
+function bucketMiddle(bucket: number): number {
+  const exponent = (bucket >>> BUCKET_BITS) - 1023;
+  const fraction = ((bucket & ((1 << BUCKET_BITS) - 1)) + 0.5) / (1 << BUCKET_BITS);
+  return 2 ** exponent * (1 + fraction);
+}
+
+/**
+ * One timing over the sampled jobs, made in next to no time and memory: it counts the sampled
+ * values (in microseconds) in log-spaced buckets at most 0.2 % wide, kept in a map that holds
+ * only the buckets used, and keeps the exact sum, smallest and largest. A percentile is the
+ * middle of its bucket, within the smallest and largest value. (A node histogram did the same
+ * for the worker, but cost about 11 kB and 50 us to make, and a record cost several times one here.)
  *
  * @internal
  */
-export class LogTiming implements Recorder {
+export class Timing {
   readonly #buckets = new Map<number, number>();
   #count = 0;
   #sumMs = 0;
   #minMs = Infinity;
   #maxMs = 0;
 
+  /** Counts a value of `ms`. */
   record(ms: number): void {
-    const index = Math.floor(Math.log(toMicros(ms)) / LOG_RATIO);
-    this.#buckets.set(index, (this.#buckets.get(index) ?? 0) + 1);
+    this.add(bucketOf(toMicros(ms)), ms);
+  }
+
+  /** Counts a value of `ms` whose bucket (`bucketOf(toMicros(ms))`) is known. */
+  add(bucket: number, ms: number): void {
+    const buckets = this.#buckets;
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
     this.#count++;
     this.#sumMs += ms;
     if (ms < this.#minMs) this.#minMs = ms;
@@ -185,13 +191,13 @@ export class LogTiming implements Recorder {
   summary(): TimingStats {
     const count = this.#count;
     if (count === 0) return noTiming();
-    const indexes = [...this.#buckets.keys()].sort((a, b) => a - b);
+    const buckets = [...this.#buckets.keys()].sort((a, b) => a - b);
     const percentile = (p: number): number => {
       const rank = Math.max(1, Math.ceil((p / 100) * count));
       let seen = 0;
-      for (const index of indexes) {
-        seen += this.#buckets.get(index) as number;
-        if (seen >= rank) return Math.min(this.#maxMs, Math.max(this.#minMs, Math.exp((index + 0.5) * LOG_RATIO) / 1000));
+      for (const bucket of buckets) {
+        seen += this.#buckets.get(bucket) as number;
+        if (seen >= rank) return Math.min(this.#maxMs, Math.max(this.#minMs, bucketMiddle(bucket) / 1000));
       }
       return this.#maxMs;
     };
@@ -208,79 +214,65 @@ export class LogTiming implements Recorder {
   }
 }
 
+/** Counts a sampled value of `ms` in the worker's timing and its source's, finding its bucket once. */
+function recordBoth(worker: Timing, source: Timing, ms: number): void {
+  const bucket = bucketOf(toMicros(ms));
+  worker.add(bucket, ms);
+  source.add(bucket, ms);
+}
+
 /** The wait and run timings of one source. @internal */
 export class SourceTimings {
-  readonly wait: Recorder = new LogTiming();
-  readonly run: Recorder = new LogTiming();
+  readonly wait = new Timing();
+  readonly run = new Timing();
 }
 
 /**
- * The two timing histograms of one worker (its counters are the core's), and the start times of
- * its sampled jobs that are running. Nothing of it lives on the job record: the add time of a
- * sampled job waits in its source (`Source.noteSampled`, `internal/sampled-adds.ts`), its start
- * time in a map here; both hold sampled jobs only (about one in {@link SAMPLE_EVERY}) and let go
- * of them as they move on.
+ * The two timing histograms of one worker (its counters are the core's). Nothing of the timing
+ * lives on the job record: the add time of a sampled job waits in its source
+ * (`Source.noteSampled`, `internal/sampled-adds.ts`), which lets go of it when it starts, and the
+ * start time of its attempt is held by the shell while the handler runs (a local, or the
+ * job's `Awaiter`). A map of running sampled jobs did the same, but an object as a map key costs
+ * a hash of its own, and it cost more than the rest of the sample together.
  *
  * @internal
  */
 export class Metrics {
   readonly wait = new Timing();
   readonly run = new Timing();
-  /** Start times of the sampled jobs whose handler has not settled, by job. */
-  readonly #started = new Map<JobRecord, number>();
 
   /**
-   * A sampled job starts at `now`: times its wait (first attempt only) and remembers its start.
-   * Called for sampled jobs only (see {@link isSampled}).
+   * A sampled job starts at `now`: times its wait (first attempt only). Called for sampled jobs
+   * only (see {@link isSampled}); the shell holds the start time until {@link sampleEnd}.
    */
   sampleStart(job: JobRecord, now: number): void {
     const addedAt = job.home.takeSampled(job);
     if (addedAt !== undefined && job.attempts === 1) {
       // Waiting starts when the job is due: at add, or at its due time for a delayed job.
       const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
-      this.wait.record(dueFor);
-      job.home.sampledTimings().wait.record(dueFor);
+      recordBoth(this.wait, job.home.sampledTimings().wait, dueFor);
     }
-    this.#started.set(job, now);
   }
 
   /**
-   * The handler of a sampled job settled at `now`: times its run, unless the job was settled
-   * meanwhile (cancelled, timed out for good), whose run ended for its handle before the handler did.
+   * The handler of a sampled job's attempt that started at `startedAt` settled at `now`: times
+   * its run, unless the job was settled meanwhile (cancelled, timed out for good), whose run
+   * ended for its handle before the handler did. (A job runs one attempt at a time: after a
+   * timeout its retry waits for the handler to settle.)
    */
-  sampleEnd(job: JobRecord, now: number): void {
-    const startedAt = this.#started.get(job);
-    if (startedAt === undefined) return;
-    this.#started.delete(job);
+  sampleEnd(job: JobRecord, startedAt: number, now: number): void {
     if (job.state !== State.Running) return;
-    const ms = now - startedAt;
-    this.run.record(ms);
-    job.home.sampledTimings().run.record(ms);
+    recordBoth(this.run, job.home.sampledTimings().run, now - startedAt);
   }
 }
 
-/** Histograms take integers >= 1: we record microseconds. */
+/** Timings count whole microseconds, at least 1. */
 function toMicros(ms: number): number {
   return Math.max(1, Math.round(ms * 1000));
 }
 
 function noTiming(): TimingStats {
   return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 };
-}
-
-function summarise(histogram: RecordableHistogram, sumMs: number): TimingStats {
-  const count = histogram.count;
-  if (count === 0) return noTiming();
-  const ms = (micros: number): number => Math.round(micros) / 1000;
-  return {
-    count,
-    mean: ms(histogram.mean),
-    p50: ms(histogram.percentile(50)),
-    p90: ms(histogram.percentile(90)),
-    p99: ms(histogram.percentile(99)),
-    max: ms(histogram.max),
-    sum: ms(sumMs * 1000),
-  };
 }
 
 /** A worker's {@link WorkerStats} at `now` (its monotonic clock). @internal */

@@ -156,7 +156,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (job === undefined) return;
       awaiter.job = undefined;
       this.#freeAwaiters.push(awaiter);
-      this.#finish(job, ok, value);
+      this.#finish(job, ok, value, awaiter.startedAt);
     };
     this.#passTask = () => this.#pass();
     this.#promotionTask = () => this.#promoteBatch();
@@ -682,19 +682,26 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   #run(job: JobRecord): void {
-    if (isSampled(job.seq)) this.#metrics.sampleStart(job, this.#clock.now());
+    // A sampled attempt's start time is held by its awaiter or here, not on the job (see `Metrics`).
+    let startedAt = UNTIMED;
+    if (isSampled(job.seq)) {
+      startedAt = this.#clock.now();
+      this.#metrics.sampleStart(job, startedAt);
+    }
     let result: unknown;
     try {
       result = this.#handler(job as unknown as Job<T>);
       if (isAwaitable(result)) {
-        (this.#freeAwaiters.pop() ?? this.#newAwaiter()).await(job, result);
+        const awaiter = this.#freeAwaiters.pop() ?? this.#newAwaiter();
+        awaiter.startedAt = startedAt;
+        awaiter.await(job, result);
         return;
       }
     } catch (error) {
-      this.#finish(job, false, error);
+      this.#finish(job, false, error, startedAt);
       return;
     }
-    this.#finish(job, true, result);
+    this.#finish(job, true, result, startedAt);
   }
 
   #newAwaiter(): Awaiter {
@@ -703,10 +710,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return awaiter;
   }
 
-  /** A handler settled: the user's retry hooks answer first, then the core decides the job's fate. */
-  #finish(job: JobRecord, ok: boolean, value: unknown): void {
+  /**
+   * A handler settled: the user's retry hooks answer first, then the core decides the job's fate.
+   * `startedAt` is when the attempt started if the job is sampled, or `UNTIMED`.
+   */
+  #finish(job: JobRecord, ok: boolean, value: unknown, startedAt: number): void {
     const core = this.#core;
-    if (isSampled(job.seq)) this.#metrics.sampleEnd(job, this.#clock.now());
+    if (startedAt !== UNTIMED) this.#metrics.sampleEnd(job, startedAt, this.#clock.now());
     try {
       if (ok) {
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.

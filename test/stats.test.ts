@@ -12,7 +12,7 @@ const T0 = Date.UTC(2030, 0, 1);
 
 useVirtualTime(T0);
 
-/** HDR histograms keep 3 significant digits: compare within 0.5 %. */
+/** Timings count in buckets at most 0.2 % wide: compare within 0.5 %. */
 function expectNear(actual: number, expected: number): void {
   expect(Math.abs(actual - expected), `${actual} should be about ${expected}`).toBeLessThanOrEqual(Math.max(0.01, expected * 0.005));
 }
@@ -355,7 +355,7 @@ describe('wait and run time percentiles', () => {
       max: 400,
       sum: first * 40 + second * 400,
     });
-    // Its one source's timings (kept another way, see LogTiming) say the same.
+    // Its one source's timings say the same.
     const stats = worker.stats();
     const source = Object.values(stats.sources)[0];
     expectTiming(source?.waitTime as TimingStats, stats.waitTime);

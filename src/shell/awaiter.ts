@@ -1,4 +1,4 @@
-import type { JobRecord } from '../job.js';
+import { type JobRecord, UNTIMED } from '../job.js';
 
 /**
  * Awaits the promise of one running job's handler: holds the callbacks given to its `then`.
@@ -8,6 +8,8 @@ import type { JobRecord } from '../job.js';
  */
 export class Awaiter {
   job: JobRecord | undefined = undefined;
+  /** When the job's attempt started, if the job is sampled (see `isSampled`), or `UNTIMED`: its run time is measured from here. */
+  startedAt = UNTIMED;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   constructor(done: (awaiter: Awaiter, ok: boolean, value: unknown) => void) {
