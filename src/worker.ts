@@ -648,11 +648,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } finally {
       this.#passing = false;
     }
-    if (core.promotionPending) this.#schedulePromotion();
+    if (core.promotionContinues) this.#schedulePromotion();
     this.#settle();
   }
 
-  /** Due jobs are left to move (see `Core.promote`): a batch more on the next turn, then a pass. */
+  /** Due jobs are left to move in batches (see `Core.promote`): a batch more on the next turn, then a pass. */
   #schedulePromotion(): void {
     if (this.#promotionScheduled) return;
     this.#promotionScheduled = true;
@@ -662,10 +662,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #promoteBatch(): void {
     this.#promotionScheduled = false;
     const core = this.#core;
-    if (!core.promotionPending) return;
+    if (!core.promotionContinues) return;
     core.promoteMore();
     if (core.phase === Phase.Started) this.#pass();
-    else if (core.promotionPending) this.#schedulePromotion();
+    else if (core.promotionContinues) this.#schedulePromotion();
   }
 
   /** Times out every attempt whose deadline has passed at `now`. */

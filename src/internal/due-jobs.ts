@@ -28,12 +28,14 @@ export interface DueJobs {
   drain(): JobRecord[];
   /**
    * While due jobs of the source are still held by its delayed jobs (a promotion in progress):
-   * whether their earliest must move here for this container to give and count its jobs right.
-   * FIFO: when it holds no promoted job (the earliest of them goes before every later one, so it
-   * is enough to merge with the jobs due on add). A priority queue: when it is empty (it then
-   * needs them all before it gives a job, see {@link needsEveryDue}).
+   * whether their earliest, `next`, must move here for this container to give and count its jobs
+   * right. FIFO: when it holds no promoted job (the earliest of them goes before every later one,
+   * so it is enough to merge with the jobs due on add), or when `next` goes before the last one
+   * it holds (a retry at the instant of a promotion: the promoted jobs must all come before those
+   * left in the heap). A priority queue: when it is empty (it then needs them all before it
+   * gives a job, see {@link needsEveryDue}).
    */
-  wantsPromoted(): boolean;
+  wantsPromoted(next: JobRecord): boolean;
   /** Whether every due job must have moved here before the next one can be told (a priority queue). */
   readonly needsEveryDue: boolean;
 }
@@ -162,13 +164,15 @@ export class FifoDueJobs implements DueJobs {
 
   readonly needsEveryDue = false;
 
-  wantsPromoted(): boolean {
+  wantsPromoted(next: JobRecord): boolean {
     const promoted = this.#promoted;
     while (promoted.peek()?.state === State.Cancelled) {
       promoted.shift();
       this.#dead--;
     }
-    return promoted.length === 0;
+    if (promoted.length === 0) return true;
+    const tail = this.#promotedTail;
+    return tail !== undefined && earlierDue(next, tail);
   }
 
   #dropDeadHeads(): void {
@@ -351,6 +355,12 @@ export class DelayedJobs {
     this.#live++;
   }
 
+  /** The earliest live job, or `undefined`. */
+  peek(): JobRecord | undefined {
+    this.#dropDeadTop();
+    return this.#heap.peek();
+  }
+
   /** Due time of the earliest live job, or `Infinity`. */
   nextDueAt(): number {
     this.#dropDeadTop();
@@ -364,7 +374,7 @@ export class DelayedJobs {
 
   /** Removes and returns the earliest live job if it is due at `now`. */
   shiftDue(now: number): JobRecord | undefined {
-    if (this.nextDueAt() > now) return undefined;
+    if (this.nextDueAt() > now || this.#live === 0) return undefined;
     const job = this.#heap.pop() as JobRecord;
     if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
     return job;
