@@ -1,16 +1,23 @@
 #!/usr/bin/env node
 // One cell of the "delayed jobs coming due at once" measurement (issue 13), in a fresh process:
 //
-//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..]
+//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..] [handler=immediate]
 //
-// `jobs` jobs are added to one queue of a running worker (concurrency 16, handler `() =>
-// new Promise(setImmediate)`: a job yields to the event loop, or the whole drain would be one
-// macrotask of microtasks and the loop would block for all of it, promotion or not), all with the same `runAt`, 1.5 s + the time the adds take after the first add
+// `jobs` jobs are added to one queue of a running worker (concurrency 16; a job yields to the
+// event loop, or the whole drain would be one macrotask of microtasks and the loop would block
+// for all of it, promotion or not), all with the same `runAt`, 1.5 s + the time the adds take after the first add
 // (the adds are timed in a warm-up run first), so every one of them comes due at the same instant.
 // Measured: heap + ArrayBuffer bytes per delayed job (after gc(), minus the empty queue's), the
 // longest event-loop block from their due time until the worker is idle
 // (perf_hooks.monitorEventLoopDelay at 1 ms resolution: its max minus the 1 ms period), and the
 // total time from the due time until `waitUntilIdle()` resolves. Prints one JSON line.
+//
+// Handlers: `immediate` (the default), `() => new Promise(setImmediate)`, which resolves each job
+// with its promise's own `reject` function (setImmediate passes its second argument on): a fresh
+// object per job, which the job keeps as its result (`handle.result()` may be asked for later),
+// so every result survives a scavenge through the job's record in the old generation, and the
+// scavenges take 11-30 ms (see bench/RESULTS.md, issue 13); `void`, `() => new Promise((resolve)
+// => setImmediate(resolve))`, which resolves with `undefined`: what is left is qmux's own work.
 //
 // The qmux directory defaults to this checkout (its dist/ must be built: `npm run build`); pass
 // another checkout's directory to measure an older build with the same script.
@@ -20,6 +27,13 @@ import { pathToFileURL } from 'node:url';
 
 const jobs = Number(process.argv[2] ?? 1_000_000);
 const dir = path.resolve(process.argv[3] ?? new URL('..', import.meta.url).pathname);
+const handlerName = process.argv[4] ?? 'immediate';
+const handlers = {
+  immediate: () => new Promise(setImmediate),
+  void: () => new Promise((resolve) => setImmediate(resolve)),
+};
+const handler = handlers[handlerName];
+if (handler === undefined) throw new Error(`handler must be one of ${Object.keys(handlers).join(', ')}, got ${handlerName}`);
 // The longest synchronous run of one timer or immediate callback (qmux's wake-up pass and its
 // promotion turns among them; the microtasks after a callback are not in it): what the
 // promotion itself blocks, apart from GC and the handlers' promise reactions.
@@ -49,9 +63,9 @@ const mem = () => {
 async function burst(n, measure) {
   let ran = 0;
   const worker = new Worker(
-    () => {
+    (job) => {
       ran++;
-      return new Promise(setImmediate);
+      return handler(job);
     },
     { concurrency: 16 },
   );
@@ -71,11 +85,20 @@ async function burst(n, measure) {
   histogram.enable();
   longestCallbackMs = 0;
   let longestGap = 0;
+  // The process's CPU time over the longest gap: far below the gap, the process was not running
+  // (another process had the core), and the gap is the machine's, not the loop's.
+  let longestGapCpu = 0;
   let last = performance.now();
+  let lastCpu = process.cpuUsage();
   const ticker = setInterval(() => {
     const t = performance.now();
-    longestGap = Math.max(longestGap, t - last);
+    if (t - last > longestGap) {
+      const cpu = process.cpuUsage(lastCpu);
+      longestGap = t - last;
+      longestGapCpu = (cpu.user + cpu.system) / 1000;
+    }
     last = t;
+    lastCpu = process.cpuUsage();
   }, 1);
   // The due time on the monotonic clock: the worker's own wake-up may come first, so the loop is
   // watched from before it, and the total time runs from the due time itself.
@@ -96,6 +119,7 @@ async function burst(n, measure) {
     maxBlockMs: histogram.max / 1e6 - 1,
     p99BlockMs: histogram.percentile(99) / 1e6 - 1,
     longestTickGapMs: longestGap,
+    longestTickGapCpuMs: longestGapCpu,
     longestCallbackMs,
   };
 }
@@ -106,4 +130,4 @@ burst.addMs = 20;
 const warm = await burst(burst.warmN, false);
 burst.addMs = Math.max(1, warm.addMs);
 const result = await burst(jobs, true);
-console.log(JSON.stringify({ ok: true, dir, node: process.version, ...result }));
+console.log(JSON.stringify({ ok: true, dir, node: process.version, handler: handlerName, ...result }));

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'eventemitter3';
 import type { AddOptions, ParsedAddOptions } from './add-options.js';
-import { monotonicAt, monotonicClock, type Clock } from './clock.js';
+import { monotonicClock, WallClockOffset, type Clock } from './clock.js';
 import { Core, type Origin } from './core/core.js';
 import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { Note } from './core/outbox.js';
@@ -65,6 +65,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly strategy: Strategy;
   readonly #core: Core;
   readonly #clock: Clock = monotonicClock;
+  /** Converts `runAt` instants to the clock's scale (see `WallClockOffset`). */
+  readonly #wallOffset = new WallClockOffset();
   readonly #handler: Handler<T, R>;
   readonly #host: SourceHost;
   readonly #freeAwaiters: Awaiter[] = [];
@@ -546,8 +548,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       }
       if (parsed.delay !== undefined) runAt = (now = this.#clock.now()) + parsed.delay;
       else if (parsed.runAt !== undefined) {
-        const wallNow = Date.now(); // first: see monotonicAt
-        runAt = monotonicAt(parsed.runAt, (now = this.#clock.now()), wallNow);
+        runAt = this.#wallOffset.at(parsed.runAt, this.#clock);
+        now = this.#wallOffset.now;
       }
     }
     // A job due on add needs no timestamp when add order alone places it (its source holds no
@@ -648,11 +650,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     } finally {
       this.#passing = false;
     }
-    if (core.promotionPending) this.#schedulePromotion();
+    if (core.promotionContinues) this.#schedulePromotion();
     this.#settle();
   }
 
-  /** Due jobs are left to move (see `Core.promote`): a batch more on the next turn, then a pass. */
+  /** Due jobs are left to move in batches (see `Core.promote`): a batch more on the next turn, then a pass. */
   #schedulePromotion(): void {
     if (this.#promotionScheduled) return;
     this.#promotionScheduled = true;
@@ -662,10 +664,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #promoteBatch(): void {
     this.#promotionScheduled = false;
     const core = this.#core;
-    if (!core.promotionPending) return;
+    if (!core.promotionContinues) return;
     core.promoteMore();
     if (core.phase === Phase.Started) this.#pass();
-    else if (core.promotionPending) this.#schedulePromotion();
+    else if (core.promotionContinues) this.#schedulePromotion();
   }
 
   /** Times out every attempt whose deadline has passed at `now`. */

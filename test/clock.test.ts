@@ -5,6 +5,7 @@
  * VM would.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WallClockOffset } from '../src/clock.js';
 import { Registry, Worker, type Job } from '../src/index.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -89,25 +90,25 @@ describe('a wall-clock step', () => {
     expect(starts).toEqual([['x', 1000]]);
   });
 
-  it('a runAt is never brought forward by the millisecond that Date.now() rounds away', async () => {
-    const { starts, handler } = startLog<string>();
+  it('jobs given one runAt run in add order, though Date.now() rounds a different fraction away at each add', async () => {
+    const { starts, handler } = startLog<number>();
     const q = new Worker(handler).bindQueue();
-    // Time runs between two clock readings: once the monotonic clock has been read, the wall
-    // clock shows the next millisecond (as when a millisecond boundary falls between the two).
-    const wall = Date.now.bind(Date);
-    const monotonic = performance.now.bind(performance);
-    let monotonicRead = false;
-    vi.spyOn(performance, 'now').mockImplementation(() => {
-      monotonicRead = true;
-      return monotonic();
-    });
-    vi.spyOn(Date, 'now').mockImplementation(() => wall() + (monotonicRead ? 1 : 0));
-    q.add('x', { runAt: new Date(T0 + 1000) });
+    // Both clocks advance 0.3 ms between two adds; Date.now() shows whole milliseconds, so the
+    // offset read between them jitters by up to a millisecond from one add to the next.
+    const wall = Date.now();
+    const monotonic = performance.now();
+    let t = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => Math.floor(wall + t));
+    vi.spyOn(performance, 'now').mockImplementation(() => monotonic + t);
+    for (let i = 0; i < 20; i++) {
+      q.add(i, { runAt: T0 + 1000 });
+      t += 0.3;
+    }
     vi.restoreAllMocks();
-    await vi.advanceTimersByTimeAsync(999);
-    expect(starts).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(starts).toEqual([['x', 1000]]);
+    await vi.advanceTimersByTimeAsync(1003);
+    expect(starts.map(([data]) => data)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    // None ran before its runAt.
+    for (const [, at] of starts) expect(at).toBeGreaterThanOrEqual(1000);
   });
 
   it('a job timeout still fires on time after the wall clock steps back', async () => {
@@ -165,5 +166,66 @@ describe('a job that has come due', () => {
     other.purge();
     await vi.advanceTimersByTimeAsync(0);
     expect(starts.map(([data]) => data)).toEqual(['X']);
+  });
+});
+
+describe('converting a runAt to the monotonic clock (WallClockOffset)', () => {
+  /**
+   * Two consistent clocks on one real time `t` (ms), which advances by `gaps()` ms at each read
+   * of the monotonic clock (time runs between reads, a garbage collection now and then);
+   * `Date.now()` rounds the wall clock down. The true offset between them is `P - W`.
+   */
+  function clocks(phase: number, gaps: () => number) {
+    const W = T0;
+    const P = 5000;
+    let t = phase;
+    vi.spyOn(Date, 'now').mockImplementation(() => Math.floor(W + t));
+    const clock = {
+      now: () => {
+        t += gaps();
+        return P + t;
+      },
+    };
+    return { clock, trueOffset: P - W };
+  }
+
+  it('never puts a job before its runAt, nor more than a millisecond after, whatever Date.now() rounds away or runs between the reads', () => {
+    for (const phase of [0, 0.25, 0.5, 0.75, 0.999]) {
+      for (const step of [0.001, 0.3, 0.9]) {
+        let n = 0;
+        // Every 7th read comes after a 5 ms pause (a garbage collection between two reads).
+        const { clock, trueOffset } = clocks(phase, () => (++n % 7 === 0 ? 5 : step));
+        const offset = new WallClockOffset();
+        for (let i = 0; i < 50; i++) {
+          const at = offset.at(T0 + 1000, clock);
+          expect(at).toBeGreaterThanOrEqual(T0 + 1000 + trueOffset);
+          expect(at).toBeLessThan(T0 + 1000 + trueOffset + 1 + step);
+        }
+      }
+    }
+  });
+
+  it('converts one runAt to one monotonic time across a burst of adds', () => {
+    const { clock } = clocks(0.5, () => 0.07);
+    const offset = new WallClockOffset();
+    const first = offset.at(T0 + 1000, clock);
+    const later = Array.from({ length: 200 }, () => offset.at(T0 + 1000, clock));
+    // The first reading may be below the largest of the next millisecond's; after it, one value.
+    const settled = later.slice(20);
+    expect(new Set(settled).size).toBe(1);
+    expect(settled[0]).toBeGreaterThanOrEqual(first);
+  });
+
+  it('follows a step of the wall clock: back at once, forward once past the slack', () => {
+    let wallStep = 0;
+    let t = 0;
+    vi.spyOn(Date, 'now').mockImplementation(() => Math.floor(T0 + t + wallStep));
+    const clock = { now: () => 5000 + (t += 0.1) };
+    const offset = new WallClockOffset();
+    const before = offset.at(T0 + 1000, clock);
+    wallStep = -60_000; // the wall clock steps back a minute: the runAt is a minute further off
+    expect(offset.at(T0 + 1000, clock)).toBeGreaterThanOrEqual(before + 60_000);
+    wallStep = 0; // and forward again
+    expect(offset.at(T0 + 1000, clock)).toBeLessThan(before + 1);
   });
 });

@@ -247,19 +247,22 @@ export class Core {
 
   /**
    * Makes every delayed job due at `now` due (SPEC 3). What moves into the due orders at once is
-   * what they need plus, unless a promotion is already in progress, a batch
-   * (`CoreConfig.promoteBatch`); the other due jobs stay in the delayed heaps, due all the same,
-   * and move as they are needed or in {@link promoteMore} (see `promotion.ts`: a million jobs
+   * what they need plus, in the sources that need every due job (priority and keyed queues) and
+   * unless a continuation is already under way, a batch (`CoreConfig.promoteBatch`); the other
+   * due jobs stay in the delayed heaps, due all the same, and move as they are needed (a FIFO
+   * source's, one at each start) or in {@link promoteMore} (see `promotion.ts`: a million jobs
    * coming due at once must not block the event loop). Returns how many moved; while due jobs
-   * are left to move, {@link promotionPending} is set.
+   * are left to move, {@link promotionPending} is set, and {@link promotionContinues} while some
+   * of them wait for a later turn's batch.
    */
   promote(now: number): number {
-    return this.#promote(now, this.#promotion.pending ? 0 : this.#promoteBatch);
+    return this.#promote(now, this.#promotion.continuing ? 0 : this.#promoteBatch);
   }
 
   /**
-   * Moves a batch more of the due jobs earlier promotions left in the delayed heaps, for a later
-   * turn while {@link promotionPending}. Returns how many moved.
+   * Moves a batch more of the due jobs earlier promotions left in the delayed heaps of the
+   * sources that need every due job, for a later turn while {@link promotionContinues}. Returns
+   * how many moved.
    */
   promoteMore(): number {
     const moved = this.#promotion.more(this.dispatcher.list, this.#promoteBatch);
@@ -282,6 +285,7 @@ export class Core {
     }
     if (this.delayed === 0) {
       this.#promotion.pending = false;
+      this.#promotion.continuing = false;
       return 0;
     }
     const moved = this.#promotion.promote(this.dispatcher.list, now, batch);
@@ -292,6 +296,15 @@ export class Core {
   /** Whether due jobs are left in the delayed heaps for a later {@link promote} to move. */
   get promotionPending(): boolean {
     return this.#promotion.pending;
+  }
+
+  /**
+   * Whether some of those are in a source that needs every due job moved (a priority queue, a
+   * keyed queue): the shell then calls {@link promoteMore} on a later turn. A FIFO source's due
+   * jobs move one at each start, and need no turn of their own.
+   */
+  get promotionContinues(): boolean {
+    return this.#promotion.continuing;
   }
 
   /**

@@ -2,8 +2,9 @@ import { type JobRecord, State } from '../job.js';
 import type { Source } from '../source.js';
 
 /**
- * Most delayed jobs one {@link Promotion.promote} moves beyond what the due orders need (the
- * shell's continuation asks for this many per event-loop turn while a promotion is in progress).
+ * Most delayed jobs one {@link Promotion.promote} moves beyond what the due orders need, in the
+ * sources that need every due job moved (a priority queue, a keyed queue; the shell's
+ * continuation asks for this many per event-loop turn while such a promotion is in progress).
  * A move costs about a heap pop: 0.6-4 us at a million jobs with the keys in typed arrays on the
  * project's 2-core machine (quiet to heavily loaded), so a batch stays well under 10 ms.
  */
@@ -16,17 +17,28 @@ export const PROMOTE_BATCH = 1024;
  * Promoting at `now` makes every delayed job due at `now` due, as SPEC 3 says, but moves only
  * what is needed at once: in each source that has due jobs, the earliest of them when its due
  * order needs it ({@link DueJobs.wantsPromoted}: a FIFO source that holds no promoted job, a
- * priority queue that is empty), plus a bounded batch. The others stay in the delayed heap, due
- * all the same: `DelayedJobs.horizon` says up to when, and they move as they are needed (one
- * after each start from a FIFO source, all of them before a priority queue gives a job or a
- * strategy reads its length) or in later batches. So a source is eligible exactly when it would
- * be had everything moved, a FIFO source gives the same job, and what a strategy reads is the same.
+ * priority queue that is empty). The others stay in the delayed heap, due all the same:
+ * `DelayedJobs.horizon` says up to when. A FIFO source ({@link DueJobs.needsEveryDue} false)
+ * takes them from there one at a time, the next after each start or cancel ({@link topUp}): the
+ * heap gives them in due order already, so moving them ahead of their start would only copy a
+ * million records into the due order's chunks (young arrays that survive and are promoted: 17 ms
+ * scavenges in the issue 13 burst) and spend the pops in batches that block the loop. A source
+ * that needs every due job before it gives one (a priority queue, a keyed queue) moves them in
+ * bounded batches, one per event-loop turn (the shell's continuation, {@link continuing}), and all
+ * at once when it is asked for a job. So a source is eligible exactly when it would be had
+ * everything moved, a FIFO source gives the same job, and what a strategy reads is the same.
  *
  * @internal
  */
 export class Promotion {
   /** Set by {@link promote} when due jobs were left to move; cleared when a promotion finds none left. */
   pending = false;
+  /**
+   * Set with {@link pending} when some of those are in a source that needs every due job moved
+   * (a priority queue, a keyed queue): the shell moves a batch more of them on a later turn
+   * ({@link more}). Due jobs left in FIFO sources need no turn of their own.
+   */
+  continuing = false;
   /** Told of each source that got due jobs from a {@link promote} or {@link more}: it may have become eligible. */
   readonly #touched: (source: Source) => void;
 
@@ -36,25 +48,45 @@ export class Promotion {
 
   /**
    * Promotes every delayed job due at `now` over `list`, moving the ones the due orders need
-   * plus at most `batch` more. Returns how many moved.
+   * plus, in the sources that need every due job, at most `batch` more (`Infinity`: every due
+   * job, in every source). Returns how many moved.
    */
   promote(list: readonly Source[], now: number, batch: number): number {
     let budget = batch;
     let moved = 0;
     let pending = false;
+    let continuing = false;
     for (let i = 0; i < list.length; i++) {
       const source = list[i] as Source;
       const delayed = source.delayed;
       if (delayed.length === 0) continue;
+      if (!source.due.needsEveryDue && batch !== Infinity) {
+        // A FIFO source takes its due jobs from the heap as they start (see topUp).
+        if (delayed.nextDueAt() > now) {
+          delayed.horizon = -Infinity;
+          continue;
+        }
+        const refilled = refill(source, now);
+        if (refilled > 0) {
+          moved += refilled;
+          this.#touched(source);
+        }
+        if (delayed.nextDueAt() <= now) {
+          delayed.horizon = now;
+          pending = true;
+        } else delayed.horizon = -Infinity;
+        continue;
+      }
       const before = moved;
       for (;;) {
         if (delayed.nextDueAt() > now) {
           delayed.horizon = -Infinity;
           break;
         }
-        if (budget <= 0 && !source.due.wantsPromoted()) {
+        if (budget <= 0 && !source.due.wantsPromoted(delayed.peek() as JobRecord)) {
           delayed.horizon = now;
           pending = true;
+          continuing = true;
           break;
         }
         moveOne(source);
@@ -64,33 +96,42 @@ export class Promotion {
       if (moved > before) this.#touched(source);
     }
     this.pending = pending;
+    this.continuing = continuing;
     return moved;
   }
 
   /**
    * Moves at most `batch` more of the due jobs that earlier promotions left in the delayed heaps
-   * (only those: what has come due since waits for the next {@link promote}). Returns how many moved.
+   * of the sources that need every due job (only those jobs: what has come due since waits for
+   * the next {@link promote}). Returns how many moved.
    */
   more(list: readonly Source[], batch: number): number {
     let budget = batch;
     let moved = 0;
     let pending = false;
+    let continuing = false;
     for (let i = 0; i < list.length; i++) {
       const source = list[i] as Source;
       const delayed = source.delayed;
       const horizon = delayed.horizon;
       if (horizon === -Infinity) continue;
       const before = moved;
-      while (budget > 0 && delayed.nextDueAt() <= horizon) {
-        moveOne(source);
-        budget--;
-        moved++;
+      // A FIFO source's due jobs wait in its heap for their starts (see topUp).
+      if (source.due.needsEveryDue) {
+        while (budget > 0 && delayed.nextDueAt() <= horizon) {
+          moveOne(source);
+          budget--;
+          moved++;
+        }
       }
       if (moved > before) this.#touched(source);
-      if (delayed.nextDueAt() <= horizon) pending = true;
-      else delayed.horizon = -Infinity;
+      if (delayed.nextDueAt() <= horizon) {
+        pending = true;
+        if (source.due.needsEveryDue) continuing = true;
+      } else delayed.horizon = -Infinity;
     }
     this.pending = pending;
+    this.continuing = continuing;
     return moved;
   }
 
@@ -100,13 +141,12 @@ export class Promotion {
    */
   topUp(source: Source): number {
     const delayed = source.delayed;
-    if (delayed.horizon === -Infinity || !source.due.wantsPromoted()) return 0;
+    if (delayed.horizon === -Infinity) return 0;
     if (delayed.nextDueAt() > delayed.horizon) {
       delayed.horizon = -Infinity;
       return 0;
     }
-    moveOne(source);
-    return 1;
+    return refill(source, delayed.horizon);
   }
 
   /** Moves every due job `source` still holds in its delayed heap. Returns how many moved. */
@@ -122,6 +162,29 @@ export class Promotion {
     delayed.horizon = -Infinity;
     return moved;
   }
+}
+
+/**
+ * Most due jobs a FIFO source's due order takes from its delayed heap at once, when it holds
+ * none of them (see {@link Promotion.topUp}): a few pops in a row keep the heap's upper levels
+ * in cache between them, and a due order this short never grows past its first chunks.
+ */
+export const REFILL = 64;
+
+/**
+ * Moves the earliest due jobs of a FIFO `source` (at most {@link REFILL}, due by `upTo`) into
+ * its due order if it needs them (`DueJobs.wantsPromoted`); its earliest must be due by `upTo`.
+ * Returns how many moved.
+ */
+function refill(source: Source, upTo: number): number {
+  const delayed = source.delayed;
+  if (!source.due.wantsPromoted(delayed.peek() as JobRecord)) return 0;
+  let moved = 0;
+  do {
+    moveOne(source);
+    moved++;
+  } while (moved < REFILL && delayed.nextDueAt() <= upTo);
+  return moved;
 }
 
 function moveOne(source: Source): void {

@@ -71,6 +71,13 @@ export class ChunkedQueue<T> {
     return next.items[next.read];
   }
 
+  /** Calls `visit` on the items from the head, in order, until it returns false or none is left. */
+  visitWhile(visit: (item: T) => boolean): void {
+    for (let chunk: Chunk<T> | undefined = this.#head; chunk !== undefined; chunk = chunk.next) {
+      for (let i = chunk.read; i < chunk.write; i++) if (!visit(chunk.items[i] as T)) return;
+    }
+  }
+
   /** Keeps only the items for which `keep` returns true, in order. */
   filterInPlace(keep: (item: T) => boolean): void {
     const kept: T[] = [];

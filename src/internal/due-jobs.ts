@@ -28,12 +28,14 @@ export interface DueJobs {
   drain(): JobRecord[];
   /**
    * While due jobs of the source are still held by its delayed jobs (a promotion in progress):
-   * whether their earliest must move here for this container to give and count its jobs right.
-   * FIFO: when it holds no promoted job (the earliest of them goes before every later one, so it
-   * is enough to merge with the jobs due on add). A priority queue: when it is empty (it then
-   * needs them all before it gives a job, see {@link needsEveryDue}).
+   * whether their earliest, `next`, must move here for this container to give and count its jobs
+   * right. FIFO: when it holds no promoted job (the earliest of them goes before every later one,
+   * so it is enough to merge with the jobs due on add), or when `next` goes before the last one
+   * it holds (a retry at the instant of a promotion: the promoted jobs must all come before those
+   * left in the heap). A priority queue: when it is empty (it then needs them all before it
+   * gives a job, see {@link needsEveryDue}).
    */
-  wantsPromoted(): boolean;
+  wantsPromoted(next: JobRecord): boolean;
   /** Whether every due job must have moved here before the next one can be told (a priority queue). */
   readonly needsEveryDue: boolean;
 }
@@ -162,13 +164,15 @@ export class FifoDueJobs implements DueJobs {
 
   readonly needsEveryDue = false;
 
-  wantsPromoted(): boolean {
+  wantsPromoted(next: JobRecord): boolean {
     const promoted = this.#promoted;
     while (promoted.peek()?.state === State.Cancelled) {
       promoted.shift();
       this.#dead--;
     }
-    return promoted.length === 0;
+    if (promoted.length === 0) return true;
+    const tail = this.#promotedTail;
+    return tail !== undefined && earlierDue(next, tail);
   }
 
   #dropDeadHeads(): void {
@@ -324,7 +328,12 @@ export class PriorityDueJobs implements DueJobs {
 
 /**
  * Jobs that are not due yet, earliest first (due time, then add order), with the same tombstone
- * scheme. The keys live in typed arrays ({@link KeyedHeap}).
+ * scheme. Jobs that arrive in that order (the usual case: one delay for all, or a `runAt` that
+ * only moves forward) join a sorted run, a FIFO that gives them back in O(1) and in memory order;
+ * the others go to a heap whose keys live in typed arrays ({@link KeyedHeap}). The earliest job
+ * is the earlier of the two heads. A million jobs coming due at once then cost a FIFO shift each
+ * instead of a heap pop (a pop at a million entries is a chain of ~20 dependent cache misses),
+ * and 4 bytes each instead of the heap's 20.
  *
  * A promotion in progress (see `core/promotion.ts`) leaves jobs here that are due already: every
  * job held with a due time of at most {@link horizon} counts as due, though it has not moved yet.
@@ -333,6 +342,10 @@ export class PriorityDueJobs implements DueJobs {
  */
 export class DelayedJobs {
   readonly #heap = new KeyedHeap<JobRecord>();
+  /** Jobs pushed in (due time, add order) order, each after the one before: sorted. */
+  #run = new ChunkedQueue<JobRecord>();
+  /** The last job pushed into {@link #run} (live or not) while it holds any. */
+  #runTail: JobRecord | undefined = undefined;
   #live = 0;
   #dead = 0;
   /**
@@ -347,14 +360,26 @@ export class DelayedJobs {
   }
 
   push(job: JobRecord): void {
-    this.#heap.push(job, job.dueAt, job.seq);
+    const tail = this.#runTail;
+    if (this.#run.length === 0 || !earlierDue(job, tail as JobRecord)) {
+      this.#run.push(job);
+      this.#runTail = job;
+    } else this.#heap.push(job, job.dueAt, job.seq);
     this.#live++;
+  }
+
+  /** The earliest live job, or `undefined`. */
+  peek(): JobRecord | undefined {
+    this.#dropDeadHeads();
+    return this.#runFirst() ? this.#run.peek() : this.#heap.peek();
   }
 
   /** Due time of the earliest live job, or `Infinity`. */
   nextDueAt(): number {
-    this.#dropDeadTop();
-    return this.#heap.peekKey();
+    this.#dropDeadHeads();
+    const head = this.#run.peek();
+    const heapDue = this.#heap.peekKey();
+    return head === undefined || heapDue < head.dueAt ? heapDue : head.dueAt;
   }
 
   /** Whether some live job held here is due already ({@link horizon}). */
@@ -364,15 +389,23 @@ export class DelayedJobs {
 
   /** Removes and returns the earliest live job if it is due at `now`. */
   shiftDue(now: number): JobRecord | undefined {
-    if (this.nextDueAt() > now) return undefined;
-    const job = this.#heap.pop() as JobRecord;
-    if (--this.#live === 0 && this.#dead > 0) this.#clear(); // only tombstones are left
+    if (this.nextDueAt() > now || this.#live === 0) return undefined;
+    const job = (this.#runFirst() ? this.#run.shift() : this.#heap.pop()) as JobRecord;
+    if (--this.#live === 0 && this.#dead > 0)
+      this.#clear(); // only tombstones are left
+    else if (this.#run.length === 0) this.#runTail = undefined;
     return job;
   }
 
   /** Live jobs held with a due time of at most `at`: O(that many). For checks and tests. */
   countDueBy(at: number): number {
-    return this.#heap.countAtMost(at, isLive);
+    let count = this.#heap.countAtMost(at, isLive);
+    this.#run.visitWhile((job) => {
+      if (job.dueAt > at) return false;
+      if (isLive(job)) count++;
+      return true;
+    });
+    return count;
   }
 
   markRemoved(): void {
@@ -381,26 +414,45 @@ export class DelayedJobs {
     if (this.#live === 0) this.#clear();
     else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) {
       this.#heap.filterInPlace(isLive);
+      this.#run.filterInPlace(isLive);
+      if (this.#run.length === 0) this.#runTail = undefined;
       this.#dead = 0;
     }
   }
 
   drain(): JobRecord[] {
     const jobs = this.#heap.values().filter(isLive);
+    for (let job = this.#run.shift(); job !== undefined; job = this.#run.shift()) if (isLive(job)) jobs.push(job);
     this.#clear();
     return jobs;
   }
 
-  #dropDeadTop(): void {
+  /** Whether the earliest job is the run's head (both heads live, or absent). */
+  #runFirst(): boolean {
+    const head = this.#run.peek();
+    if (head === undefined) return false;
+    const heapDue = this.#heap.peekKey();
+    return head.dueAt < heapDue || (head.dueAt === heapDue && head.seq < this.#heap.peekSecond());
+  }
+
+  #dropDeadHeads(): void {
     const heap = this.#heap;
     for (let top = heap.peek(); top !== undefined && top.state === State.Cancelled; top = heap.peek()) {
       heap.pop();
       this.#dead--;
     }
+    const run = this.#run;
+    for (let head = run.peek(); head !== undefined && head.state === State.Cancelled; head = run.peek()) {
+      run.shift();
+      this.#dead--;
+    }
+    if (run.length === 0) this.#runTail = undefined;
   }
 
   #clear(): void {
     this.#heap.clear();
+    this.#run.clear();
+    this.#runTail = undefined;
     this.#live = 0;
     this.#dead = 0;
     this.horizon = -Infinity;

@@ -139,6 +139,11 @@ export class KeyedHeap<T> {
     return this.#items.length === 0 ? Infinity : (this.#first[0] as number);
   }
 
+  /** The smallest item's second key, or `Infinity` when empty. */
+  peekSecond(): number {
+    return this.#items.length === 0 ? Infinity : (this.#second[0] as number);
+  }
+
   /** Adds an item under its keys: O(log n). */
   push(item: T, first: number, second: number): void {
     const items = this.#items;

@@ -543,7 +543,7 @@ export class Simulation {
       this.check(true);
       if (this.#inFlight.size === 0 && this.#modelWaiting() === 0) break;
       // A promotion in progress goes on at the same time (the shell's continuation), then time moves.
-      const target = this.core.promotionPending ? this.now : Math.min(this.#nextSettle(), this.core.wakeAt());
+      const target = this.core.promotionContinues ? this.now : Math.min(this.#nextSettle(), this.core.wakeAt());
       if (target === Infinity) {
         this.fail(`stuck: ${this.#modelWaiting()} jobs wait and ${this.#inFlight.size} run, but nothing will wake the worker (wakeAt Infinity)`);
       }
@@ -588,7 +588,7 @@ export class Simulation {
       let now = core.needsClock ? this.now : UNTIMED;
       if (core.deadlines.length > 0) this.#expire(now);
       // The shell's continuation: a promotion in progress moves a batch on a later turn, whatever the phase.
-      if (core.promotionPending) core.promoteMore();
+      if (core.promotionContinues) core.promoteMore();
       if (core.phase === Phase.Started) {
         this.#promote(now);
         let starts = 0;
@@ -1494,6 +1494,12 @@ export class Simulation {
     let delayed = 0;
     /** The earliest due time of a delayed job, and whether a due job waits, over the list. */
     let earliestDue = Infinity;
+    /**
+     * The same, left out the sources that still hold due jobs in their delayed heap (a FIFO
+     * source takes them one at each start): their next delayed job matters only once those have
+     * started, and the start that takes the last of them re-arms.
+     */
+    let earliestUnbacklogged = Infinity;
     let ownTimeouts = 0;
     const hasDue = new Set<MSource>();
     for (const source of this.sources) {
@@ -1507,6 +1513,7 @@ export class Simulation {
         else if (job.state === 'delayed') {
           late++;
           if (job.due < earliestDue) earliestDue = job.due;
+          if (job.due < earliestUnbacklogged && !s.delayed.backlogged) earliestUnbacklogged = job.due;
         } else held++;
         if (job.state !== 'held') {
           if (!job.untimed) timed++;
@@ -1628,11 +1635,12 @@ export class Simulation {
     if (wake > earliestDeadline) this.fail(`wakeAt ${wake} is after the earliest deadline ${earliestDeadline}`);
     const started = this.#phase === 'started';
     const free = core.slotsInUse < core.concurrency;
-    // While a promotion is in progress the shell's continuation (a turn later, at the same time;
-    // see pass()) is what wakes the worker, and the pass after it arms the timer again.
-    const continuation = core.promotionPending;
+    // While a promotion moves batches (a priority or keyed queue's due jobs), the shell's
+    // continuation (a turn later, at the same time; see pass()) is what wakes the worker, and the
+    // pass after it arms the timer again.
+    const continuation = core.promotionContinues;
     if (started && free && !continuation) {
-      if (wake > earliestDue) this.fail(`wakeAt ${wake} is after the earliest due time of a delayed job, ${earliestDue}`);
+      if (wake > earliestUnbacklogged) this.fail(`wakeAt ${wake} is after the earliest due time of a delayed job, ${earliestUnbacklogged}`);
       for (const source of listed) {
         // A keyed queue can give a job only through a key that may run.
         const mayGive = source.keys === undefined ? hasDue.has(source) : source.hasEligibleKey(this.now);
