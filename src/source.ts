@@ -520,11 +520,8 @@ export abstract class Source<T = unknown, R = unknown> {
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    // The oldest sampled job still waiting here; if it is delayed, the due ones behind it are younger.
-    this.#sampled?.scan((job, addedAt) => {
-      if (job.state === State.Waiting) age = Math.max(age, ageOf(job, addedAt));
-      return true;
-    });
+    // The oldest sampled job still waiting here; if it is not due yet, the due ones behind it are younger.
+    if (this.#sampled !== undefined) age = Math.max(age, this.#sampled.oldestDueAge(now));
     const next = this.due.peek();
     if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
     // No timed job among the waiting ones: they all came after the source last left empty.
@@ -533,8 +530,8 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal Lets go of a job that left without starting wherever the stats still point at it,
-   * so its data can be freed.
+   * @internal A job left without starting (cancelled): drops what the stats keep of it (its
+   * sampled add time, and the first-into-empty reference, so its data can be freed).
    */
   forget(job: JobRecord): void {
     if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;

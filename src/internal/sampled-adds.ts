@@ -1,81 +1,100 @@
-import { State, type JobRecord } from '../job.js';
+import { type JobRecord, UNTIMED } from '../job.js';
 
-/** Past this many entries read, a mostly read-out list is compacted (see {@link SampledAdds.take}). */
-const COMPACT_MIN = 64;
+/** Room for this many entries at first; the table doubles as it fills. */
+const INITIAL_ROOM = 16;
+/** `seq` of an entry whose job has left out of order (job seqs start at 1). */
+const HOLE = 0;
 
 /**
  * The add times of one source's sampled jobs (see `isSampled` in `stats.ts`) that still wait, in
- * add order: two parallel arrays read from a moving head, so the job record carries nothing for
- * the stats. Jobs mostly start in add order, and then the one starting is at the head: O(1).
- * One that starts out of order (a priority queue, a delayed job promoted after younger ones) is
- * found by a scan of the sampled entries (about one waiting job in `SAMPLE_EVERY`) and leaves a
- * hole; holes and jobs that left are dropped as the head passes them, and the arrays are
- * compacted once most of them is read, so they hold about what still waits. (A `Map` by job did
- * the same, but cost about 10% of a no-op job: its table of a few thousand entries is cold.)
+ * add order, in typed arrays by job `seq`: nothing here points at a job record. (A list of the
+ * records did the same, and its references alone moved the cost of a no-op job by 20-25 % either
+ * way, as the garbage collector found a sample of records kept alive, or let go of, in the middle
+ * of a run: `bench/RESULTS.md`, "What a sampled job costs, third round".)
+ *
+ * Jobs mostly start in add order, and then the one starting is at the head: O(1). One that starts
+ * out of order (a priority queue, a delayed job promoted after younger ones) is found by a scan of
+ * the entries (about one waiting job in `SAMPLE_EVERY`) and leaves a hole, dropped when the head
+ * reaches it. Every way a waiting job leaves takes its entry: a start (`Metrics.sampleStart`), a
+ * cancel (`Source.forget`), a purge or a hand-back (`Source.forgetWaiting`, which drops them all).
  *
  * @internal
  */
 export class SampledAdds {
-  #jobs: (JobRecord | undefined)[] = [];
-  #times: number[] = [];
+  #seqs = new Float64Array(INITIAL_ROOM);
+  #addedAt = new Float64Array(INITIAL_ROOM);
+  /** The job's `dueAt` when it was added: `UNTIMED`, or when a delayed job comes due. */
+  #dueAt = new Float64Array(INITIAL_ROOM);
   #head = 0;
+  #tail = 0;
 
-  /** A sampled job joined the source at `now`. */
+  /** A sampled job joined the source at `now` (its `dueAt` set already). */
   add(job: JobRecord, now: number): void {
-    this.#jobs.push(job);
-    this.#times.push(now);
+    if (this.#tail === this.#seqs.length) this.#makeRoom();
+    const at = this.#tail++;
+    this.#seqs[at] = job.seq;
+    this.#addedAt[at] = now;
+    this.#dueAt[at] = job.dueAt;
   }
 
   /** The add time of `job`, which is leaving the source (starting or cancelled), or `undefined`; forgets it. */
   take(job: JobRecord): number | undefined {
-    const jobs = this.#jobs;
+    const seqs = this.#seqs;
+    const seq = job.seq;
     let at = this.#head;
-    if (jobs[at] !== job) {
-      at = jobs.indexOf(job, at + 1);
-      if (at < 0) return undefined;
+    const tail = this.#tail;
+    if (at === tail) return undefined;
+    if (seqs[at] !== seq) {
+      do at++;
+      while (at < tail && seqs[at] !== seq);
+      if (at === tail) return undefined;
     }
-    const addedAt = this.#times[at];
-    jobs[at] = undefined;
-    this.#dropLeft();
+    const addedAt = this.#addedAt[at] as number;
+    seqs[at] = HOLE;
+    let head = this.#head;
+    while (head < tail && seqs[head] === HOLE) head++;
+    if (head === tail) head = this.#tail = 0;
+    this.#head = head;
     return addedAt;
   }
 
-  /** The oldest entry still waiting and its add time, for `oldestDueAgeMs`: calls `visit` until it returns true. */
-  scan(visit: (job: JobRecord, addedAt: number) => boolean): void {
-    const jobs = this.#jobs;
-    for (let i = this.#head; i < jobs.length; i++) {
-      const job = jobs[i];
-      if (job !== undefined && job.state < State.Running && visit(job, this.#times[i] as number)) return;
-    }
+  /**
+   * How long the oldest job held here has been due at `now`, ms, or -1 when it is not due yet
+   * (the jobs after it are younger) or nothing is held.
+   */
+  oldestDueAge(now: number): number {
+    const head = this.#head;
+    if (head === this.#tail) return -1;
+    const dueAt = this.#dueAt[head] as number;
+    if (dueAt === UNTIMED) return now - (this.#addedAt[head] as number);
+    return dueAt <= now ? now - dueAt : -1;
+  }
+
+  /** How many entries the table has room for before it must move or grow. */
+  get room(): number {
+    return this.#seqs.length;
   }
 
   /** Whether nothing is held. */
   get empty(): boolean {
-    return this.#head === this.#jobs.length;
+    return this.#head === this.#tail;
   }
 
-  /** Drops the head entries that are holes or whose job has left (started, settled, cancelled); compacts a mostly read list. */
-  #dropLeft(): void {
-    const jobs = this.#jobs;
-    let head = this.#head;
-    for (let job = jobs[head]; head < jobs.length && (job === undefined || job.state >= State.Running); job = jobs[++head]) {
-      jobs[head] = undefined;
-    }
-    if (head === jobs.length) {
-      // Read out: start again, giving a burst's arrays back.
-      if (jobs.length > COMPACT_MIN) {
-        this.#jobs = [];
-        this.#times = [];
-      } else {
-        jobs.length = 0;
-        this.#times.length = 0;
-      }
-      head = 0;
-    } else if (head > COMPACT_MIN && head > jobs.length >> 1) {
-      this.#jobs = jobs.slice(head);
-      this.#times = this.#times.slice(head);
-      head = 0;
-    }
-    this.#head = head;
+  /** The table is full up to its end: moves the live part to the front, doubling the room if it is more than half full. */
+  #makeRoom(): void {
+    const head = this.#head;
+    const live = this.#tail - head;
+    const room = live * 2 > this.#seqs.length ? this.#seqs.length * 2 : this.#seqs.length;
+    const move = (from: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
+      if (room === from.length) return from.copyWithin(0, head, head + live);
+      const to = new Float64Array(room);
+      to.set(from.subarray(head, head + live));
+      return to;
+    };
+    this.#seqs = move(this.#seqs);
+    this.#addedAt = move(this.#addedAt);
+    this.#dueAt = move(this.#dueAt);
+    this.#head = 0;
+    this.#tail = live;
   }
 }
