@@ -279,13 +279,18 @@ function noTiming(): TimingStats {
 export function snapshot(name: string, core: Core, metrics: Metrics, now: number): WorkerStats {
   const sources: Record<string, SourceStats> = {};
   let oldest: number | null = null;
+  let dueButHeld = 0;
   for (const source of core.list) {
     const age = source.oldestDueAgeMs(now);
     if (age !== null && (oldest === null || age > oldest)) oldest = age;
+    // Delayed jobs whose time has come are due, though they may still wait in the delayed jobs
+    // (a promotion moves them as they are needed): counted there, in O(their number), not moved.
+    const held = source.delayed.length === 0 ? 0 : source.delayed.countDueBy(now);
+    dueButHeld += held;
     setEntry(sources, source.name, {
       waiting: source.length,
-      due: source.due.length,
-      delayed: source.delayed.length,
+      due: source.due.length + held,
+      delayed: source.delayed.length - held,
       running: source.running,
       oldestDueAgeMs: age,
       counters: { ...source.counters },
@@ -299,7 +304,7 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
     concurrency: core.concurrency,
     running: core.slotsInUse,
     waiting: core.waiting,
-    delayed: core.delayed,
+    delayed: core.delayed - dueButHeld,
     counters: { ...core.counters },
     oldestDueAgeMs: oldest,
     sources,

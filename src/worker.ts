@@ -232,8 +232,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const now = this.#clock.now();
     const core = this.#core;
     // A delayed job is due once its time has passed, whether or not a pass has run since (every
-    // slot may be busy): count it where it belongs, and let a pass start it if a slot is free.
-    if (core.promoteAll(now) > 0) this.#schedulePass();
+    // slot may be busy): it counts as due where it waits (see `snapshot`: a million of them are
+    // counted, not moved), and a pass starts it if a slot is free.
+    if (core.promote(now) > 0 || core.promotionPending) this.#schedulePass();
     return snapshot(this.name, core, this.#metrics, now);
   }
 

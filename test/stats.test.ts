@@ -284,6 +284,42 @@ describe('oldestDueAgeMs', () => {
     await worker.waitUntilIdle();
   });
 
+  it('counts delayed jobs whose time has come as due, whatever part of them has moved to the due order', async () => {
+    // One runAt for 5000 jobs: when it comes, a FIFO queue moves its due jobs as they start (a few
+    // at a time), and stats() counts the rest as due where they wait.
+    const ran: number[] = [];
+    const held: (() => void)[] = [];
+    let hold = true;
+    const worker = new Worker<number>(
+      (job) => {
+        ran.push(job.data);
+        return hold ? new Promise<void>((resolve) => held.push(resolve)) : undefined;
+      },
+      { concurrency: 2 },
+    );
+    const q = worker.bindQueue({ name: 'q' });
+    const n = 5000;
+    const handles = Array.from({ length: n }, (_, i) => q.add(i, { runAt: T0 + 1000 }));
+    expect(worker.stats().sources.q).toMatchObject({ waiting: n, due: 0, delayed: n });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(ran).toEqual([0, 1]);
+    const stats = worker.stats();
+    expect(stats.sources.q).toMatchObject({ waiting: n - 2, due: n - 2, delayed: 0, running: 2 });
+    expect(stats).toMatchObject({ waiting: n - 2, delayed: 0 });
+    expect(stats.sources.q?.oldestDueAgeMs).toBe(0);
+    // A cancelled one among them (the count then walks them) is not counted.
+    handles[100]?.cancel();
+    expect(worker.stats().sources.q).toMatchObject({ waiting: n - 3, due: n - 3, delayed: 0 });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(worker.stats().sources.q?.oldestDueAgeMs).toBe(500);
+    hold = false;
+    for (const resolve of held) resolve();
+    await worker.waitUntilIdle();
+    // Every one, in add order, but the cancelled one.
+    expect(ran).toEqual(Array.from({ length: n }, (_, i) => i).filter((i) => i !== 100));
+    expect(worker.stats().sources.q).toMatchObject({ waiting: 0, due: 0, delayed: 0 });
+  });
+
   it('counts from the due time of a delayed job, not from its add', async () => {
     const worker = new Worker(() => undefined);
     const q = worker.bindQueue({ name: 'q', rateLimit: { limit: 1, interval: 10_000 } });

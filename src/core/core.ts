@@ -270,11 +270,6 @@ export class Core {
     return moved;
   }
 
-  /** {@link promote} that moves every due job (for `stats()`, which counts them). */
-  promoteAll(now: number): number {
-    return this.#promote(now, Infinity);
-  }
-
   #promote(now: number, batch: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
