@@ -81,6 +81,25 @@ describe('DelayedJobs', () => {
     expect([delayed.shiftDue(100), delayed.shiftDue(100), delayed.shiftDue(100)]).toEqual([c, e, d]);
   });
 
+  it('counts the due jobs at once only when that needs no walk: the run all due, nothing cancelled, nothing due in the heap', () => {
+    const delayed = new DelayedJobs();
+    const run = [record(1, 10), record(2, 10), record(3, 20)];
+    for (const job of run) delayed.push(job);
+    expect(delayed.quickCountDueBy(20)).toBe(3);
+    expect(delayed.quickCountDueBy(15)).toBe(-1); // the run is not all due: a walk counts 2
+    expect(delayed.countDueBy(15)).toBe(2);
+    const early = record(4, 5); // below the run's tail: the heap
+    delayed.push(early);
+    expect(delayed.quickCountDueBy(20)).toBe(-1);
+    expect(delayed.countDueBy(20)).toBe(4);
+    expect(delayed.shiftDue(5)).toBe(early);
+    expect(delayed.quickCountDueBy(20)).toBe(3);
+    (run[1] as JobRecord).state = State.Cancelled;
+    delayed.markRemoved();
+    expect(delayed.quickCountDueBy(20)).toBe(-1); // a tombstone in the run: a walk counts the live ones
+    expect(delayed.countDueBy(20)).toBe(2);
+  });
+
   it('drains every live job of both the run and the heap', () => {
     const delayed = new DelayedJobs();
     const jobs = [record(1, 10), record(2, 20), record(3, 5), record(4, 30), record(5, 1)];

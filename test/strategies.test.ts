@@ -620,3 +620,30 @@ describe('setDefaultStrategy', () => {
     expect(new Worker(() => undefined).strategy).toBe(Strategy.MinLen);
   });
 });
+
+describe('lengths a strategy reads while delayed jobs come due', () => {
+  it('count the due jobs still held with the delayed ones, as if they had all moved', async () => {
+    vi.useFakeTimers({ now: Date.UTC(2030, 0, 1) });
+    const log: Seen[][] = [];
+    const { taken, handler } = sourceRecorder();
+    const worker = new Worker(handler, { concurrency: 1, strategy: recording(Strategy.MaxLen, log), autoRun: false });
+    const a = worker.bindQueue({ name: 'a' });
+    const b = worker.bindQueue({ name: 'b' });
+    const runAt = Date.now() + 1000;
+    for (let i = 0; i < 300; i++) a.add(i, { runAt }); // one runAt: a sorted run
+    for (let i = 0; i < 5; i++) b.add(i);
+    worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(taken).toEqual(['b', 'b', 'b', 'b', 'b']);
+    log.length = 0;
+    await vi.advanceTimersByTimeAsync(1000);
+    // 300 due in a (all but the earliest still wait with the delayed jobs when the first pick reads it).
+    expect(log[0]?.map((view) => [view.name, view.length])).toEqual([
+      ['a', 300],
+      ['b', 0],
+    ]);
+    expect(taken.slice(5)).toEqual(Array(300).fill('a'));
+    expect(log.map((list) => list[0]?.length)).toEqual(Array.from({ length: 300 }, (_, i) => 300 - i));
+    await worker.waitUntilIdle();
+  });
+});

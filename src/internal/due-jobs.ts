@@ -398,14 +398,24 @@ export class DelayedJobs {
   }
 
   /**
-   * Live jobs held with a due time of at most `at` (`stats()` counts them as due): O(1) for the
-   * sorted run when all of it is due and none of it cancelled (a burst coming due at once),
-   * otherwise O(that many).
+   * {@link countDueBy} when it is O(1) (the sorted run all due by `at` and holding no cancelled
+   * job, the heap none due by then), or -1.
+   */
+  quickCountDueBy(at: number): number {
+    const tail = this.#runTail;
+    if (this.#dead !== 0 || tail === undefined || tail.dueAt > at || this.#heap.peekKey() <= at) return -1;
+    return this.#run.length;
+  }
+
+  /**
+   * Live jobs held with a due time of at most `at` (`stats()` counts them as due): O(1) when the
+   * sorted run is all due and none of it cancelled and the heap has none due (a burst coming due
+   * at once, see {@link quickCountDueBy}), otherwise O(that many).
    */
   countDueBy(at: number): number {
+    const quick = this.quickCountDueBy(at);
+    if (quick >= 0) return quick;
     let count = this.#heap.countAtMost(at, isLive);
-    const tail = this.#runTail;
-    if (this.#dead === 0 && tail !== undefined && tail.dueAt <= at) return count + this.#run.length;
     this.#run.visitWhile((job) => {
       if (job.dueAt > at) return false;
       if (isLive(job)) count++;
