@@ -6,17 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { DelayedJobs } from '../src/internal/due-jobs.js';
 import { type JobRecord, State } from '../src/job.js';
+import { Rng } from './sim/prng.js';
 
-/** A small deterministic PRNG (mulberry32), so the test data is the same on every run. */
+/** The simulator's seeded generator (mulberry32) as a function, so the test data is the same on every run. */
 function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 /** Just the fields the delayed jobs read. */
