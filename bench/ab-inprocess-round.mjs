@@ -12,3 +12,17 @@ export async function noopRound(Worker, jobs, concurrency) {
   const spent = process.cpuUsage(before);
   return ((spent.user + spent.system) * 1000) / jobs;
 }
+
+/**
+ * The `strategies` cell of bench/cell.mjs: `jobs` fire-and-forget no-op jobs spread over 4 queues
+ * (`i % 4`; weights 1-4 under Weighted) on a fresh worker under `Strategy[name]`: CPU ns per job.
+ */
+export async function strategyRound(Worker, Strategy, name, jobs, concurrency) {
+  const worker = new Worker(job, { concurrency, strategy: Strategy[name] });
+  const queues = [1, 2, 3, 4].map((k) => worker.bindQueue(name === 'Weighted' ? { weight: k } : undefined));
+  const before = process.cpuUsage();
+  for (let i = 0; i < jobs; i++) queues[i & 3].add(i);
+  await worker.waitUntilIdle();
+  const spent = process.cpuUsage(before);
+  return ((spent.user + spent.system) * 1000) / jobs;
+}

@@ -2,6 +2,11 @@
 // A/B of two qmux builds on the no-op cell inside ONE process, rounds alternated:
 //
 //   node --expose-gc bench/ab-inprocess.mjs <distA> <distB> [rounds=15] [jobs=200000] [concurrency=16]
+//   AB_STRATEGY_B=RoundRobin node --expose-gc bench/ab-inprocess.mjs <dist> <copy of it> ...
+//
+// With AB_STRATEGY_A / AB_STRATEGY_B set to a strategy's name, that side runs the `strategies`
+// cell instead (4 queues, jobs spread `i % 4`, under that strategy): given two copies of one
+// dist/, this measures a strategy on 4 sources against one queue, the ratio of issue 13's goal.
 //
 // <distA> and <distB> are built `dist/` directories (e.g. /tmp/base/dist and ./dist). Each is
 // imported once, so each has its own module instances, classes and optimized code. A round is
@@ -35,13 +40,15 @@ const jobs = Number(argJobs ?? 200_000);
 const concurrency = Number(argConcurrency ?? 16);
 
 const round = new URL('./ab-inprocess-round.mjs', import.meta.url);
-const side = async (dir, tag) => {
-  const { Worker } = await import(pathToFileURL(path.join(path.resolve(dir), 'index.js')).href);
-  const { noopRound } = await import(`${round.href}?${tag}`);
-  return (n) => noopRound(Worker, n, concurrency);
+const side = async (dir, tag, strategy) => {
+  const { Worker, Strategy } = await import(pathToFileURL(path.join(path.resolve(dir), 'index.js')).href);
+  const { noopRound, strategyRound } = await import(`${round.href}?${tag}`);
+  if (strategy === undefined) return (n) => noopRound(Worker, n, concurrency);
+  if (Strategy?.[strategy] === undefined) throw new Error(`Strategy.${strategy} is not exported by ${dir}`);
+  return (n) => strategyRound(Worker, Strategy, strategy, n, concurrency);
 };
-const runA = await side(argA, 'a');
-const runB = await side(argB, 'b');
+const runA = await side(argA, 'a', process.env.AB_STRATEGY_A || undefined);
+const runB = await side(argB, 'b', process.env.AB_STRATEGY_B || undefined);
 
 // Warm-up: each side's code optimized before anything is timed.
 for (const run of [runA, runB, runA, runB]) await run(20_000);
@@ -66,6 +73,8 @@ console.log(
   JSON.stringify({
     a: path.resolve(argA),
     b: path.resolve(argB),
+    strategyA: process.env.AB_STRATEGY_A || null,
+    strategyB: process.env.AB_STRATEGY_B || null,
     rounds,
     jobs,
     concurrency,
