@@ -246,8 +246,10 @@ export class Metrics {
    * only (see {@link isSampled}); the shell holds the start time until {@link sampleEnd}.
    */
   sampleStart(job: JobRecord, now: number): void {
+    // A retry's add time was taken by its first attempt: no need to look for it.
+    if (job.attempts !== 1) return;
     const addedAt = job.home.takeSampled(job);
-    if (addedAt !== undefined && job.attempts === 1) {
+    if (addedAt !== undefined) {
       // Waiting starts when the job is due: at add, or at its due time for a delayed job.
       const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
       recordBoth(this.wait, job.home.sampledTimings().wait, dueFor);
