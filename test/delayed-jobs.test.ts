@@ -8,12 +8,6 @@ import { DelayedJobs } from '../src/internal/due-jobs.js';
 import { type JobRecord, State } from '../src/job.js';
 import { Rng } from './sim/prng.js';
 
-/** The simulator's seeded generator (mulberry32) as a function, so the test data is the same on every run. */
-function prng(seed: number): () => number {
-  const rng = new Rng(seed);
-  return () => rng.next();
-}
-
 /** Just the fields the delayed jobs read. */
 function record(seq: number, dueAt: number): JobRecord {
   return { seq, dueAt, state: State.Delayed } as unknown as JobRecord;
@@ -29,19 +23,19 @@ describe('DelayedJobs', () => {
   ] as const) {
     it(`gives every live job back earliest first: ${name}, with cancels`, () => {
       for (let seed = 1; seed <= 20; seed++) {
-        const random = prng(seed);
+        const rng = new Rng(seed);
         const delayed = new DelayedJobs();
         const jobs: JobRecord[] = [];
         let due = 100;
         for (let seq = 1; seq <= 400; seq++) {
           // In order: the due time never goes down (ties keep add order); else anywhere.
-          if (random() < inOrder) due += Math.floor(random() * 3);
-          const job = record(seq, random() < inOrder ? due : 100 + Math.floor(random() * 600));
+          if (rng.next() < inOrder) due += Math.floor(rng.next() * 3);
+          const job = record(seq, rng.next() < inOrder ? due : 100 + Math.floor(rng.next() * 600));
           jobs.push(job);
           delayed.push(job);
-          if (random() < 0.2) {
+          if (rng.next() < 0.2) {
             // Cancel a job pushed earlier: it stays as a tombstone until reached or compacted.
-            const victim = jobs[Math.floor(random() * jobs.length)] as JobRecord;
+            const victim = jobs[Math.floor(rng.next() * jobs.length)] as JobRecord;
             if (victim.state === State.Delayed) {
               victim.state = State.Cancelled;
               delayed.markRemoved();

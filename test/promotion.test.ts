@@ -13,12 +13,6 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** The simulator's seeded generator (mulberry32) as a function, so the test data is the same on every run. */
-function prng(seed: number): () => number {
-  const rng = new Rng(seed);
-  return () => rng.next();
-}
-
 describe('promotion in bounded batches', () => {
   it('a FIFO queue moves its due jobs as they start: a few ahead at most, no event-loop turn of their own, and every job still runs', async () => {
     vi.useFakeTimers();
@@ -74,8 +68,8 @@ describe('promotion in bounded batches', () => {
 describe('order with many jobs coming due at once', () => {
   /** Jobs with due times drawn from a small set (many ties), added in a shuffled order of due times. */
   function delays(count: number, seed: number): number[] {
-    const random = prng(seed);
-    return Array.from({ length: count }, () => 10 + Math.floor(random() * 40) / 4);
+    const rng = new Rng(seed);
+    return Array.from({ length: count }, () => 10 + Math.floor(rng.next() * 40) / 4);
   }
 
   it('a FIFO queue runs them by due time then add order, fresh jobs after, under RoundRobin with a second queue', async () => {
@@ -128,12 +122,12 @@ describe('order with many jobs coming due at once', () => {
       { concurrency: 3 },
     );
     const pq = worker.bindPriorityQueue();
-    const random = prng(7);
+    const rng = new Rng(7);
     const jobs: { priority: number; due: number; seq: number }[] = [];
     const count = 3 * PROMOTE_BATCH;
     for (let i = 0; i < count; i++) {
-      const priority = Math.floor(random() * 5);
-      const delay = 10 + Math.floor(random() * 8);
+      const priority = Math.floor(rng.next() * 5);
+      const delay = 10 + Math.floor(rng.next() * 8);
       pq.add(i, priority, { delay });
       jobs.push({ priority, due: delay, seq: i });
     }
