@@ -146,10 +146,11 @@ class View implements SourceView {
     const source = this.source;
     const delayed = source.delayed;
     if (delayed.horizon !== -Infinity) {
-      // Due jobs still held with the delayed ones (a promotion in progress) count. A FIFO queue's
-      // are counted where they wait when that takes O(1) (a burst coming due at once: a strategy
-      // reading lengths must not move a million jobs); otherwise they move now.
-      if (source.keys === undefined && !source.due.needsEveryDue) {
+      // Due jobs still held with the delayed ones (a promotion in progress) count. A FIFO or
+      // priority queue's are counted where they wait when that takes O(1) (a burst coming due at
+      // once: a strategy reading lengths must not move a million jobs); otherwise they move now.
+      // (A keyed queue's length leaves out paused keys, so it needs them moved.)
+      if (source.keys === undefined) {
         const held = delayed.quickCountDueBy(delayed.horizon);
         if (held >= 0) return source.due.length + held;
       }

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PROMOTE_BATCH, REFILL } from '../src/core/promotion.js';
-import { Strategy, Worker, type Job } from '../src/index.js';
+import { Strategy, Worker, type Job, type SourceView } from '../src/index.js';
 import { Rng } from './sim/prng.js';
 
 afterEach(() => {
@@ -195,5 +195,152 @@ describe('order with many jobs coming due at once', () => {
     await worker.waitUntilIdle();
     expect(seen).toEqual(Array.from({ length: count }, (_, i) => i).filter((i) => !cancelled.has(i)));
     for (const i of cancelled) expect(handles[i]?.status).toBe('cancelled');
+  });
+});
+
+describe('a burst coming due in a source that needs every due job', () => {
+  /**
+   * Steps the worker's event-loop turns one timer at a time after the wake-up at 100 ms, until a
+   * job has started: the due jobs the source still holds after each turn, and the turns taken.
+   */
+  async function turnsUntilFirstStart(held: () => number, started: () => number): Promise<number[]> {
+    const left: number[] = [];
+    for (let turn = 0; started() === 0; turn++) {
+      if (turn > 10_000) throw new Error('no job ever started');
+      left.push(held());
+      vi.advanceTimersToNextTimer();
+      await Promise.resolve();
+    }
+    return left;
+  }
+
+  it('a priority queue orders a burst in bounded batches, one per turn, and starts nothing before its order is complete', async () => {
+    vi.useFakeTimers();
+    const n = 10 * PROMOTE_BATCH;
+    const seen: number[] = [];
+    const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 4 });
+    const pq = worker.bindPriorityQueue();
+    const rng = new Rng(11);
+    const jobs: { priority: number; seq: number }[] = [];
+    for (let i = 0; i < n; i++) {
+      const priority = rng.int(0, 9);
+      pq.add(i, priority, { delay: 100 });
+      jobs.push({ priority, seq: i });
+    }
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1); // the wake-up pass
+    // Every job counts as due at once, moved or not.
+    expect(pq.length).toBe(n);
+    expect(worker.stats().sources['priority-queue-1']?.due).toBe(n);
+    const left = await turnsUntilFirstStart(
+      () => pq.delayed.length,
+      () => seen.length,
+    );
+    // Each turn moved a bounded batch: no turn did the whole burst.
+    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
+    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
+    expect(left.length).toBeGreaterThan(3);
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    // The order is the one of every job moved at once: priority number, then add order.
+    expect(seen).toEqual(jobs.sort((x, y) => x.priority - y.priority || x.seq - y.seq).map((job) => job.seq));
+  });
+
+  it('a keyed queue does the same, and then takes turns between its keys', async () => {
+    vi.useFakeTimers();
+    const n = 10 * PROMOTE_BATCH;
+    const seen: number[] = [];
+    const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 2 });
+    const q = worker.bindQueue({ keys: { by: (i: number) => i % 3 } });
+    for (let i = 0; i < n; i++) q.add(i, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    expect(q.length).toBe(n);
+    // A key's figures count its due jobs as due too, moved or not.
+    const ofKey0 = Math.ceil(n / 3);
+    expect(q.keyStats(0)).toEqual({ waiting: ofKey0, due: ofKey0, delayed: 0, running: 0, paused: false });
+    const left = await turnsUntilFirstStart(
+      () => q.delayed.length,
+      () => seen.length,
+    );
+    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
+    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
+    expect(left.length).toBeGreaterThan(3);
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    // Keys 0, 1, 2 in turn, each key's jobs in add order: here that is add order itself.
+    expect(seen).toEqual(Array.from({ length: n }, (_, i) => i));
+  });
+
+  it('a source at its own concurrency cannot give a job, so its burst holds up no other source', async () => {
+    vi.useFakeTimers();
+    const seen: string[] = [];
+    const hung: (() => void)[] = [];
+    const worker = new Worker(
+      (job: Job<string>) => {
+        seen.push(job.data);
+        if (job.data === 'p-first') return new Promise<void>((resolve) => hung.push(resolve));
+      },
+      { concurrency: 4 },
+    );
+    const pq = worker.bindPriorityQueue({ concurrency: 1 });
+    const fifo = worker.bindQueue();
+    pq.add('p-first', 0);
+    await vi.advanceTimersByTimeAsync(0); // p-first runs and holds the priority queue's one slot
+    for (let i = 0; i < 5 * PROMOTE_BATCH; i++) pq.add(`p${i}`, 1, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    fifo.add('f');
+    await Promise.resolve();
+    await Promise.resolve();
+    // The FIFO queue's job started at once, without waiting for the priority queue's order.
+    expect(seen).toEqual(['p-first', 'f']);
+    (hung[0] as () => void)();
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    expect(seen).toHaveLength(2 + 5 * PROMOTE_BATCH);
+  });
+
+  it("a strategy reading a priority queue's length while its burst waits counts the burst without moving it", async () => {
+    vi.useFakeTimers();
+    const lengths: number[] = [];
+    const readsAll = {
+      name: 'reads every length',
+      create: () => ({
+        pick(views: readonly SourceView[]) {
+          for (const view of views) lengths.push(view.length);
+          return views.find((view) => view.eligible) as SourceView;
+        },
+      }),
+    };
+    const hung: (() => void)[] = [];
+    const ran: number[] = [];
+    const worker = new Worker(
+      (job: Job<number>) => {
+        ran.push(job.data);
+        if (job.data === -1) return new Promise<void>((resolve) => hung.push(resolve));
+      },
+      { concurrency: 4, strategy: readsAll },
+    );
+    const pq = worker.bindPriorityQueue({ concurrency: 1 });
+    const fifo = worker.bindQueue();
+    pq.add(-1, 0);
+    await vi.advanceTimersByTimeAsync(0); // holds the priority queue's one slot
+    const n = 5 * PROMOTE_BATCH;
+    for (let i = 0; i < n; i++) pq.add(i, 1, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    lengths.length = 0;
+    fifo.add(0);
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(ran).toEqual([-1, 0]);
+    expect(lengths).toEqual([n, 1]);
+    // Counted where they wait: most of the burst has not moved.
+    expect(pq.delayed.length).toBeGreaterThan(n - 3 * PROMOTE_BATCH);
+    (hung[0] as () => void)();
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    expect(ran).toEqual([-1, 0, ...Array.from({ length: n }, (_, i) => i)]);
   });
 });

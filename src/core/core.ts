@@ -303,6 +303,15 @@ export class Core {
   }
 
   /**
+   * Whether starts wait for a burst of due jobs to finish moving into a source that needs every
+   * due job before it gives one (see `Promotion.unordered`): the shell's continuation moves them,
+   * a batch per turn, and its pass starts jobs again.
+   */
+  get startsWaitForOrder(): boolean {
+    return this.#promotion.continuing && this.#promotion.unordered;
+  }
+
+  /**
    * Moves every due job `source` still holds in its delayed heap into its due order, for a
    * strategy that reads the source's length (SPEC 4: the lengths as they are).
    */
@@ -320,12 +329,19 @@ export class Core {
    */
   next(now: number): JobRecord | undefined {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
+    if (this.#promotion.continuing) {
+      // A burst of due jobs is still moving into a source that needs them all before it gives
+      // one: this start waits until they have (a batch here, the rest on later turns).
+      this.delayed -= this.#promotion.orderBacklog(this.dispatcher.list, this.#promoteBatch);
+      if (this.#promotion.unordered) return undefined;
+    }
     const source = this.dispatcher.choose(now);
     if (source === undefined) return undefined;
     // The strategy is user code: it may have paused or stopped the worker, or lowered the
     // concurrency, and then this start must not happen.
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
-    // A priority queue's next job may be any of its due ones: those still in the delayed heap move first.
+    // A priority queue's next job may be any of its due ones: those still in the delayed jobs
+    // move first (none by now: `orderBacklog` moved them, this is the rule it keeps).
     if (source.due.needsEveryDue && source.delayed.horizon !== -Infinity) this.catchUp(source);
     const keys = source.keys;
     const job = (keys === undefined ? source.due.shift() : keys.take(now)) as JobRecord;

@@ -415,10 +415,15 @@ export class DelayedJobs {
   countDueBy(at: number): number {
     const quick = this.quickCountDueBy(at);
     if (quick >= 0) return quick;
-    let count = this.#heap.countAtMost(at, isLive);
+    return this.countDueWhere(at, isLive);
+  }
+
+  /** Jobs held with a due time of at most `at` for which `counts` is true (it must be false for a cancelled job): O(those due). */
+  countDueWhere(at: number, counts: (job: JobRecord) => boolean): number {
+    let count = this.#heap.countAtMost(at, counts);
     this.#run.visitWhile((job) => {
       if (job.dueAt > at) return false;
-      if (isLive(job)) count++;
+      if (counts(job)) count++;
       return true;
     });
     return count;

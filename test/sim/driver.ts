@@ -15,6 +15,7 @@ import { Core, type Origin } from '../../src/core/core.js';
 import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
 import type { Deadline } from '../../src/core/deadlines.js';
 import { Note } from '../../src/core/outbox.js';
+import { PROMOTE_BATCH } from '../../src/core/promotion.js';
 import { retryDelay } from '../../src/core/retry-decision.js';
 import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/worker-state.js';
 import type { DeadLetter } from '../../src/dead-letters.js';
@@ -657,7 +658,10 @@ export class Simulation {
     const listed = this.#listed();
     const eligible = listed.filter((source) => source.eligible(this.now));
     const mayStart = this.#phase === 'started' && this.#inFlight.size < core.concurrency;
-    const picks = mayStart && eligible.length > 0 && listed.length >= 2;
+    // A burst still moving into a source that could give a job and needs every due job first:
+    // the start waits (no strategy call) when more of it is held than one batch moves.
+    const waits = mayStart && this.#heldBacklog(listed) > (this.options.promoteBatch ?? PROMOTE_BATCH);
+    const picks = mayStart && !waits && eligible.length > 0 && listed.length >= 2;
     const faulty = picks && this.picker.armed;
     let expectedSource: MSource | undefined;
     if (picks) {
@@ -684,8 +688,13 @@ export class Simulation {
     }
     // SPEC 4: with two or more sources, the strategy is called once per start, never when none is eligible.
     this.eq(this.picker.calls - callsBefore, picks ? 1 : 0, 'strategy calls in one next()');
+    if (waits !== core.startsWaitForOrder && mayStart) {
+      this.fail(
+        `next() ${waits ? 'did not wait' : 'waited'} for a burst to move, with ${this.#heldBacklog(listed)} due jobs held where a start needs them`,
+      );
+    }
     if (record === undefined) {
-      if (mayStart && eligible.length > 0) {
+      if (mayStart && eligible.length > 0 && !waits) {
         const names = eligible.map((s) => s.name).join(', ');
         this.fail(`next() started nothing with ${this.#inFlight.size}/${core.concurrency} slots in use and ${names} eligible`);
       }
@@ -1412,6 +1421,20 @@ export class Simulation {
   }
 
   /** The list as SPEC 3 orders it (cached until a source binds or leaves; do not change it). */
+  /**
+   * Due jobs still held with the delayed ones (a promotion in progress) in the sources that need
+   * every due job before they give one (priority and keyed queues) and could give one now.
+   */
+  #heldBacklog(listed: readonly MSource[]): number {
+    let held = 0;
+    for (const source of listed) {
+      const s = source.src;
+      if (!s.due.needsEveryDue || source.running >= source.maxRunning || s.delayed.horizon === -Infinity) continue;
+      held += s.delayed.countDueBy(s.delayed.horizon);
+    }
+    return held;
+  }
+
   #listed(): MSource[] {
     return (this.#listCache ??= this.sources.filter((source) => !source.left).sort((a, b) => (listBefore(a, b) ? -1 : 1)));
   }
@@ -1661,7 +1684,10 @@ export class Simulation {
     if (core.deadlines.nextAt() <= this.now) this.fail(`a deadline at ${core.deadlines.nextAt()} is still armed after a pass at ${this.now}`);
     if (!started) return;
     if (earliestDue <= this.now) this.fail(`a job due at ${earliestDue} is still delayed after a pass at ${this.now}`);
-    if (free) {
+    if (free && core.startsWaitForOrder) {
+      // The starts wait for a burst to move (the continuation moves it): something must be held.
+      if (this.#heldBacklog(listed) === 0) this.fail('starts wait for a burst to move after a pass, but no source holds one');
+    } else if (free) {
       // Work-conserving (SPEC 3): a free slot and an eligible source never coexist after a pass.
       for (const source of listed) {
         if (source.src.isEligible(this.now) || (hasDue.has(source) && source.eligible(this.now))) {

@@ -1,6 +1,6 @@
 import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
 import { RateWindow } from '../../internal/rate-window.js';
-import type { JobRecord, KeyedJobRecord } from '../../job.js';
+import { type JobRecord, type KeyedJobRecord, State } from '../../job.js';
 import { keyName, type KeyStats } from '../../keys.js';
 import { KeyHeap } from './key-heap.js';
 import { KeyState, Place } from './key-state.js';
@@ -140,7 +140,24 @@ export class KeyedJobs implements DueJobs {
   stats(name: string): KeyStats {
     const key = this.#keys.get(mapKey(name));
     if (key === undefined) return { waiting: 0, due: 0, delayed: 0, running: 0, paused: false };
-    return { waiting: key.jobs.length + key.delayed, due: key.jobs.length, delayed: key.delayed, running: key.running, paused: key.paused };
+    const held = this.#heldDue(key);
+    return {
+      waiting: key.jobs.length + key.delayed,
+      due: key.jobs.length + held,
+      delayed: key.delayed - held,
+      running: key.running,
+      paused: key.paused,
+    };
+  }
+
+  /**
+   * Delayed jobs of `key` that are due but still held with the delayed ones (a burst moving in
+   * batches, see `Promotion.orderBacklog`): O(the held due jobs of the queue), and only then.
+   */
+  #heldDue(key: KeyState): number {
+    const horizon = this.delayed.horizon;
+    if (horizon === -Infinity || key.delayed === 0) return 0;
+    return this.delayed.countDueWhere(horizon, (job) => (job as KeyedJobRecord).keyState === key && job.state !== State.Cancelled);
   }
 
   /** Jobs of `name` waiting, due or delayed. */
@@ -190,13 +207,14 @@ export class KeyedJobs implements DueJobs {
   }
 
   /**
-   * Every due job moves in at once (no batch left in the delayed heap, see `core/promotion.ts`):
-   * which keys may run, and each key's order, depend on all of them.
+   * Which keys may run, and each key's order, depend on every due job: a burst coming due moves
+   * in bounded batches, and no job starts while some of it is left to move (`Promotion.orderBacklog`).
    */
   readonly needsEveryDue = true;
 
+  /** When nothing is due: the earliest then moves past the batch, so the queue can be eligible (as a priority queue). */
   wantsPromoted(): boolean {
-    return true;
+    return this.#live === 0;
   }
 
   /** The queue's next job is not one job: callers read the keys' own. */
