@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One cell of the "delayed jobs coming due at once" measurement (issue 13), in a fresh process:
 //
-//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..] [handler=immediate]
+//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..] [handler=immediate] [queue=fifo]
 //
 // `jobs` jobs are added to one queue of a running worker (concurrency 16; a job yields to the
 // event loop, or the whole drain would be one macrotask of microtasks and the loop would block
@@ -19,6 +19,11 @@
 // scavenges take 11-30 ms (see bench/RESULTS.md, issue 13); `void`, `() => new Promise((resolve)
 // => setImmediate(resolve))`, which resolves with `undefined`: what is left is qmux's own work.
 //
+// Queues: `fifo` (the default), `bindQueue()`; `priority`, `bindPriorityQueue()` with job i at
+// priority i % 10; `keyed`, `bindQueue({ keys: { by: (i) => i % 100 } })`. A priority or keyed
+// queue needs every due job in order before it gives one: the burst moves in batches while the
+// starts wait (see `Promotion.orderBacklog`).
+//
 // The qmux directory defaults to this checkout (its dist/ must be built: `npm run build`); pass
 // another checkout's directory to measure an older build with the same script.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -34,6 +39,23 @@ const handlers = {
 };
 const handler = handlers[handlerName];
 if (handler === undefined) throw new Error(`handler must be one of ${Object.keys(handlers).join(', ')}, got ${handlerName}`);
+const queueKind = process.argv[5] ?? 'fifo';
+const queues = {
+  fifo: (worker) => {
+    const q = worker.bindQueue();
+    return (i, runAt) => q.add(i, { runAt });
+  },
+  priority: (worker) => {
+    const q = worker.bindPriorityQueue();
+    return (i, runAt) => q.add(i, i % 10, { runAt });
+  },
+  keyed: (worker) => {
+    const q = worker.bindQueue({ keys: { by: (i) => i % 100 } });
+    return (i, runAt) => q.add(i, { runAt });
+  },
+};
+const bindQueue = queues[queueKind];
+if (bindQueue === undefined) throw new Error(`queue must be one of ${Object.keys(queues).join(', ')}, got ${queueKind}`);
 // The longest synchronous run of one timer or immediate callback (qmux's wake-up pass and its
 // promotion turns among them; the microtasks after a callback are not in it): what the
 // promotion itself blocks, apart from GC and the handlers' promise reactions.
@@ -69,12 +91,12 @@ async function burst(n, measure) {
     },
     { concurrency: 16 },
   );
-  const q = worker.bindQueue();
+  const add = bindQueue(worker);
   const before = measure ? mem() : 0;
   // Adding takes a while: aim the due time past the end of the adds (addMs from the warm-up).
   const addStart = Date.now();
   const runAt = addStart + burst.addMs * (n / burst.warmN) * 1.5 + 1500;
-  for (let i = 0; i < n; i++) q.add(i, { runAt });
+  for (let i = 0; i < n; i++) add(i, runAt);
   const addMs = Date.now() - addStart;
   const bytesPerJob = measure ? (mem() - before) / n : 0;
   if (Date.now() >= runAt) throw new Error(`the adds took ${addMs} ms, past the due time; raise the margin`);
@@ -130,4 +152,4 @@ burst.addMs = 20;
 const warm = await burst(burst.warmN, false);
 burst.addMs = Math.max(1, warm.addMs);
 const result = await burst(jobs, true);
-console.log(JSON.stringify({ ok: true, dir, node: process.version, handler: handlerName, ...result }));
+console.log(JSON.stringify({ ok: true, dir, node: process.version, handler: handlerName, queue: queueKind, ...result }));

@@ -1,18 +1,33 @@
-/** Arrays of up to this many slots are kept as they are: too small to be worth a copy. */
-const SHRINK_MIN = 64;
+/** Slots a {@link Heap} keeps in one flat array; the ones past it go to chunks. */
+const FLAT = 1 << 18;
+/** `log2` of {@link CHUNK}. */
+const CHUNK_BITS = 13;
+/** Slots per chunk past {@link FLAT}: 64 KB of pointers, an ordinary object of the garbage-collected heap. */
+const CHUNK = 1 << CHUNK_BITS;
+const SLOT = CHUNK - 1;
+/** A {@link Heap}'s flat array of up to this many slots is kept as it is: too small to be worth a copy. */
+const SHRINK_FLAT = 64;
 
 /**
  * A binary min-heap ordered by a strict "less than" function. Callers that need stable order
  * put a sequence number in the comparison, so equal keys come out in insertion order.
  *
+ * The first {@link FLAT} slots are one array; the slots past it are chunks of {@link CHUNK}, each
+ * grown by appends and dropped once its last slot is popped. One flat array would have to be
+ * copied into a bigger one as it grows, and at a million items that copy took 12-15 ms (a fresh
+ * 8 MB array's pages are faulted in one by one): a stall in the middle of a burst of due jobs.
+ * Heaps that stay under {@link FLAT} pay one compare per slot read for it.
+ *
  * @internal
  */
 export class Heap<T> {
   #items: T[] = [];
+  #spill: T[][] = [];
+  #length = 0;
   readonly #less: (a: T, b: T) => boolean;
   /**
-   * The most items held since the array was last made: about its capacity, which `pop` never
-   * gives back by itself (a drained million-job heap kept ~10 MB).
+   * The most items the flat array held since it was last made: about its capacity, which `pop`
+   * never gives back by itself.
    */
   #peak = 0;
 
@@ -22,7 +37,7 @@ export class Heap<T> {
 
   /** Number of items held. */
   get length(): number {
-    return this.#items.length;
+    return this.#length;
   }
 
   /** The smallest item without removing it, or `undefined` when empty. */
@@ -32,11 +47,28 @@ export class Heap<T> {
 
   /** Adds an item: O(log n). */
   push(item: T): void {
-    const items = this.#items;
     const less = this.#less;
-    let i = items.length;
-    items.push(item);
-    if (i >= this.#peak) this.#peak = i + 1;
+    let i = this.#length++;
+    if (i >= FLAT) {
+      const k = i - FLAT;
+      if ((k & SLOT) === 0) this.#spill.push([]);
+      (this.#spill[k >>> CHUNK_BITS] as T[]).push(item);
+      // Up through the chunks (the deepest levels) first, then the flat array as below.
+      while (i >= FLAT) {
+        const parent = (i - 1) >> 1;
+        const up = this.#at(parent);
+        if (!less(item, up)) {
+          this.#put(i, item);
+          return;
+        }
+        this.#put(i, up);
+        i = parent;
+      }
+    } else {
+      this.#items.push(item);
+      if (i >= this.#peak) this.#peak = i + 1;
+    }
+    const items = this.#items;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       const up = items[parent] as T;
@@ -49,38 +81,67 @@ export class Heap<T> {
 
   /** Removes and returns the smallest item, or `undefined` when empty: O(log n). */
   pop(): T | undefined {
+    if (this.#length === 0) return undefined;
     const items = this.#items;
-    if (items.length === 0) return undefined;
     const top = items[0] as T;
-    const last = items.pop() as T;
-    const n = items.length;
+    const n = --this.#length;
+    let last: T;
+    if (n < FLAT) last = items.pop() as T;
+    else {
+      const spill = this.#spill;
+      const tail = spill[spill.length - 1] as T[];
+      last = tail.pop() as T;
+      if (tail.length === 0) spill.pop();
+    }
     if (n > 0) this.#siftDown(last, 0);
-    if (n <= this.#peak >> 2 && this.#peak > SHRINK_MIN) this.#shrink();
+    if (n <= this.#peak >> 2 && this.#peak > SHRINK_FLAT) this.#shrink();
     return top;
   }
 
   /** Keeps only the items for which `keep` returns true, then restores heap order: O(n). */
   filterInPlace(keep: (item: T) => boolean): void {
-    this.#items = this.#items.filter(keep);
+    const kept = this.values().filter(keep);
+    this.#items = kept.slice(0, FLAT);
+    this.#spill = [];
+    for (let at = FLAT; at < kept.length; at += CHUNK) this.#spill.push(kept.slice(at, at + CHUNK));
+    this.#length = kept.length;
     this.#peak = this.#items.length;
-    for (let i = (this.#items.length >> 1) - 1; i >= 0; i--) this.#siftDown(this.#items[i] as T, i);
+    for (let i = (kept.length >> 1) - 1; i >= 0; i--) this.#siftDown(this.#at(i), i);
   }
 
-  /** Every item, in no particular order. */
-  values(): readonly T[] {
-    return this.#items;
+  /** Every item, in no particular order: a new array. */
+  values(): T[] {
+    const all = this.#items.slice();
+    for (const chunk of this.#spill) for (const item of chunk) all.push(item);
+    return all;
   }
 
   /** Removes every item. */
   clear(): void {
     this.#items = [];
+    this.#spill = [];
+    this.#length = 0;
     this.#peak = 0;
   }
 
+  #at(i: number): T {
+    if (i < FLAT) return this.#items[i] as T;
+    const k = i - FLAT;
+    return (this.#spill[k >>> CHUNK_BITS] as T[])[k & SLOT] as T;
+  }
+
+  #put(i: number, item: T): void {
+    if (i < FLAT) this.#items[i] = item;
+    else {
+      const k = i - FLAT;
+      (this.#spill[k >>> CHUNK_BITS] as T[])[k & SLOT] = item;
+    }
+  }
+
   /**
-   * Swaps the array for one sized to what is held, once that is a quarter of the peak or less:
-   * the copy costs O(n) against the 3n or more pops since the peak, so O(1) amortised, and a
-   * drained heap holds no more than {@link SHRINK_MIN} slots.
+   * Swaps the flat array for one sized to what it holds, once that is a quarter of its peak or
+   * less: the copy costs O(n) against the 3n or more pops since the peak, so O(1) amortised, and
+   * a drained heap holds no more than {@link SHRINK_FLAT} slots. (Chunks are dropped as they empty.)
    */
   #shrink(): void {
     this.#items = this.#items.length === 0 ? [] : this.#items.slice();
@@ -90,20 +151,61 @@ export class Heap<T> {
   #siftDown(item: T, i: number): void {
     const items = this.#items;
     const less = this.#less;
-    const n = items.length;
+    const n = items.length; // the flat part: slots below FLAT
+    // Down through the flat array while both children are in it, as in one flat array.
     for (;;) {
       let child = 2 * i + 1;
-      if (child >= n) break;
-      const right = child + 1;
-      if (right < n && less(items[right] as T, items[child] as T)) child = right;
-      const down = items[child] as T;
-      if (!less(down, item)) break;
+      if (child + 1 >= n) break;
+      let down = items[child] as T;
+      const right = items[child + 1] as T;
+      if (less(right, down)) {
+        down = right;
+        child++;
+      }
+      if (!less(down, item)) {
+        items[i] = item;
+        return;
+      }
       items[i] = down;
       i = child;
     }
-    items[i] = item;
+    const length = this.#length;
+    if (length === n) {
+      // All flat: at most a last, lone child is left.
+      const child = 2 * i + 1;
+      if (child < n) {
+        const down = items[child] as T;
+        if (less(down, item)) {
+          items[i] = down;
+          i = child;
+        }
+      }
+      items[i] = item;
+      return;
+    }
+    // The rest: the levels in the chunks.
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= length) break;
+      let down = this.#at(child);
+      const right = child + 1;
+      if (right < length) {
+        const other = this.#at(right);
+        if (less(other, down)) {
+          child = right;
+          down = other;
+        }
+      }
+      if (!less(down, item)) break;
+      this.#put(i, down);
+      i = child;
+    }
+    this.#put(i, item);
   }
 }
+
+/** A {@link KeyedHeap}'s arrays of up to this many slots are kept as they are: too small to be worth a copy. */
+const SHRINK_MIN = 64;
 
 /** Fewest slots a {@link KeyedHeap} allocates. */
 const KEYED_MIN = 16;
