@@ -200,10 +200,11 @@ describe('order with many jobs coming due at once', () => {
 
 describe('a burst coming due in a source that needs every due job', () => {
   /**
-   * Steps the worker's event-loop turns one timer at a time after the wake-up at 100 ms, until a
-   * job has started: the due jobs the source still holds after each turn, and the turns taken.
+   * Steps the worker's event-loop turns one timer at a time after the wake-up pass, until a job
+   * has started, and checks that the `n` due jobs the source held moved a bounded batch per turn
+   * (`held` reads what it still holds) over several turns, none of them started before.
    */
-  async function turnsUntilFirstStart(held: () => number, started: () => number): Promise<number[]> {
+  async function expectOrderedInTurns(n: number, held: () => number, started: () => number): Promise<void> {
     const left: number[] = [];
     for (let turn = 0; started() === 0; turn++) {
       if (turn > 10_000) throw new Error('no job ever started');
@@ -211,7 +212,10 @@ describe('a burst coming due in a source that needs every due job', () => {
       vi.advanceTimersToNextTimer();
       await Promise.resolve();
     }
-    return left;
+    // No turn did the whole burst: the wake-up pass and each later turn moved a batch or two.
+    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
+    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
+    expect(left.length).toBeGreaterThan(3);
   }
 
   it('a priority queue orders a burst in bounded batches, one per turn, and starts nothing before its order is complete', async () => {
@@ -232,14 +236,11 @@ describe('a burst coming due in a source that needs every due job', () => {
     // Every job counts as due at once, moved or not.
     expect(pq.length).toBe(n);
     expect(worker.stats().sources['priority-queue-1']?.due).toBe(n);
-    const left = await turnsUntilFirstStart(
+    await expectOrderedInTurns(
+      n,
       () => pq.delayed.length,
       () => seen.length,
     );
-    // Each turn moved a bounded batch: no turn did the whole burst.
-    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
-    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
-    expect(left.length).toBeGreaterThan(3);
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
     // The order is the one of every job moved at once: priority number, then add order.
@@ -259,13 +260,11 @@ describe('a burst coming due in a source that needs every due job', () => {
     // A key's figures count its due jobs as due too, moved or not.
     const ofKey0 = Math.ceil(n / 3);
     expect(q.keyStats(0)).toEqual({ waiting: ofKey0, due: ofKey0, delayed: 0, running: 0, paused: false });
-    const left = await turnsUntilFirstStart(
+    await expectOrderedInTurns(
+      n,
       () => q.delayed.length,
       () => seen.length,
     );
-    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
-    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
-    expect(left.length).toBeGreaterThan(3);
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
     // Keys 0, 1, 2 in turn, each key's jobs in add order: here that is add order itself.

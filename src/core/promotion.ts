@@ -113,33 +113,7 @@ export class Promotion {
    * the next {@link promote}). Returns how many moved.
    */
   more(list: readonly Source[], batch: number): number {
-    let budget = batch;
-    let moved = 0;
-    let pending = false;
-    let continuing = false;
-    for (let i = 0; i < list.length; i++) {
-      const source = list[i] as Source;
-      const delayed = source.delayed;
-      const horizon = delayed.horizon;
-      if (horizon === -Infinity) continue;
-      const before = moved;
-      // A FIFO source's due jobs wait in its heap for their starts (see topUp).
-      if (source.due.needsEveryDue) {
-        while (budget > 0 && delayed.nextDueAt() <= horizon) {
-          moveOne(source);
-          budget--;
-          moved++;
-        }
-      }
-      if (moved > before) this.#touched(source);
-      if (delayed.nextDueAt() <= horizon) {
-        pending = true;
-        if (source.due.needsEveryDue) continuing = true;
-      } else delayed.horizon = -Infinity;
-    }
-    this.pending = pending;
-    this.continuing = continuing;
-    return moved;
+    return this.#moveHeld(list, batch, false);
   }
 
   /**
@@ -155,6 +129,15 @@ export class Promotion {
    * first, so the sequence of starts is the one of a promotion that moved everything at once.
    */
   orderBacklog(list: readonly Source[], budget: number): number {
+    return this.#moveHeld(list, budget, true);
+  }
+
+  /**
+   * {@link more} and {@link orderBacklog}: moves at most `budget` held due jobs from the sources
+   * that need every due job (only those that could give a job now, when `pickableOnly`), then
+   * sets the flags from what is left.
+   */
+  #moveHeld(list: readonly Source[], budget: number, pickableOnly: boolean): number {
     let moved = 0;
     let pending = false;
     let continuing = false;
@@ -164,8 +147,10 @@ export class Promotion {
       const delayed = source.delayed;
       const horizon = delayed.horizon;
       if (horizon === -Infinity) continue;
-      const pickable = source.due.needsEveryDue && source.running < source.maxRunning;
-      if (pickable) {
+      // A FIFO source's due jobs wait in its delayed jobs for their starts (see topUp).
+      const needsAll = source.due.needsEveryDue;
+      const pickable = needsAll && source.running < source.maxRunning;
+      if (pickableOnly ? pickable : needsAll) {
         const before = moved;
         while (budget > 0 && delayed.nextDueAt() <= horizon) {
           moveOne(source);
@@ -176,7 +161,7 @@ export class Promotion {
       }
       if (delayed.nextDueAt() <= horizon) {
         pending = true;
-        if (source.due.needsEveryDue) continuing = true;
+        if (needsAll) continuing = true;
         if (pickable) unordered = true;
       } else delayed.horizon = -Infinity;
     }
