@@ -342,4 +342,70 @@ describe('a burst coming due in a source that needs every due job', () => {
     await worker.waitUntilIdle();
     expect(ran).toEqual([-1, 0, ...Array.from({ length: n }, (_, i) => i)]);
   });
+
+  it('many handlers finishing in one turn still move a bounded batch in it, not one each', async () => {
+    vi.useFakeTimers();
+    const hung: (() => void)[] = [];
+    const running = 200;
+    const worker = new Worker(
+      (job: Job<number>) => {
+        if (job.data < 0) return new Promise<void>((resolve) => hung.push(resolve));
+      },
+      { concurrency: running + 1 },
+    );
+    const fifo = worker.bindQueue();
+    const pq = worker.bindPriorityQueue();
+    for (let i = 0; i < running; i++) fifo.add(-1 - i);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(hung).toHaveLength(running);
+    const n = 300 * PROMOTE_BATCH;
+    for (let i = 0; i < n; i++) pq.add(i, 1, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1); // the wake-up pass
+    const held = pq.delayed.length;
+    // Every running handler settles in this turn: each settle runs a pass of its own.
+    for (const resolve of hung) resolve();
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(held - pq.delayed.length).toBeLessThanOrEqual(2 * PROMOTE_BATCH);
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    expect(worker.stats().counters.succeeded).toBe(n + running);
+  });
+
+  it('a source whose rate window is closed cannot give a job either: its burst holds up no other source', async () => {
+    vi.useFakeTimers();
+    const seen: string[] = [];
+    const worker = new Worker((job: Job<string>) => void seen.push(job.data), { concurrency: 4 });
+    const pq = worker.bindPriorityQueue({ rateLimit: { limit: 1, interval: 10_000 } });
+    const fifo = worker.bindQueue();
+    pq.add('p-first', 0);
+    await vi.advanceTimersByTimeAsync(0); // the window's one start is used
+    const n = 5 * PROMOTE_BATCH;
+    for (let i = 0; i < n; i++) pq.add(`p${i}`, 1, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    fifo.add('f');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(seen).toEqual(['p-first', 'f']);
+    // When the window opens, the burst is put in order and its jobs run, one per window.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(seen).toEqual(['p-first', 'f', 'p0']);
+    worker.stop();
+  });
+
+  it("purge({ key }) while a burst is held leaves the other keys' due jobs counted as due", async () => {
+    vi.useFakeTimers();
+    const worker = new Worker((_job: Job<number>) => new Promise<void>(() => {}), { concurrency: 1 });
+    const q = worker.bindQueue({ keys: { by: (i: number) => i % 2 } });
+    const n = 10 * PROMOTE_BATCH;
+    for (let i = 0; i < n; i++) q.add(i, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    const half = n / 2;
+    expect(q.keyStats(0)).toMatchObject({ due: half, delayed: 0 });
+    expect(q.purge({ key: 1 })).toBe(half);
+    expect(q.keyStats(0)).toMatchObject({ due: half, delayed: 0 });
+    expect(q.keyStats(1)).toMatchObject({ waiting: 0 });
+  });
 });

@@ -331,8 +331,8 @@ export class Core {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     if (this.#promotion.continuing) {
       // A burst of due jobs is still moving into a source that needs them all before it gives
-      // one: this start waits until they have (a batch here, the rest on later turns).
-      this.delayed -= this.#promotion.orderBacklog(this.dispatcher.list, this.#promoteBatch);
+      // one: this start waits until they have (a batch per turn, see `Promotion.orderBacklog`).
+      this.delayed -= this.#promotion.orderBacklog(this.dispatcher.list, now);
       if (this.#promotion.unordered) return undefined;
     }
     const source = this.dispatcher.choose(now);

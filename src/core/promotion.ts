@@ -46,6 +46,13 @@ export class Promotion {
    * its next job may be any of them. The shell's continuation moves them, a batch per turn.
    */
   unordered = false;
+  /**
+   * How many held due jobs {@link orderBacklog} may still move before the continuation's next
+   * turn: a batch, given by each turn ({@link more}) and by a promotion that starts one ({@link
+   * promote} with a batch). Every handler that settles runs a pass of its own, so a budget per
+   * call would let a few hundred settles in one turn move a few hundred batches in it.
+   */
+  #orderBudget = 0;
   /** Told of each source that got due jobs from a {@link promote} or {@link more}: it may have become eligible. */
   readonly #touched: (source: Source) => void;
 
@@ -60,6 +67,7 @@ export class Promotion {
    */
   promote(list: readonly Source[], now: number, batch: number): number {
     let budget = batch;
+    if (batch > 0) this.#orderBudget = batch;
     let moved = 0;
     let pending = false;
     let continuing = false;
@@ -113,31 +121,36 @@ export class Promotion {
    * the next {@link promote}). Returns how many moved.
    */
   more(list: readonly Source[], batch: number): number {
-    return this.#moveHeld(list, batch, false);
+    const moved = this.#moveHeld(list, batch, false, Number.NaN);
+    this.#orderBudget = batch; // for the pass that follows in this turn
+    return moved;
   }
 
   /**
-   * Before a start: moves at most `budget` of the due jobs still held in the delayed jobs of the
-   * sources that need every due job before they give one (a priority queue, a keyed queue) and
-   * could give one now, below their own concurrency; a source at its concurrency cannot be picked,
-   * so its order can wait for the continuation. Sets {@link unordered} when some of those are
-   * left, and {@link pending} and {@link continuing} as {@link more} does. Returns how many moved.
+   * Before a start at `now`: moves what is left of this turn's budget (see {@link #orderBudget})
+   * of the due jobs still held in the delayed jobs of the sources that need every due job before
+   * they give one (a priority queue, a keyed queue) and could give one now: below their own
+   * concurrency, with their rate window open. A source that cannot be picked now does not hold
+   * the others up; its order waits for the continuation, or for the start that can pick it. Sets
+   * {@link unordered} when some of the pickable ones' are left, and {@link pending} and {@link
+   * continuing} as {@link more} does. Returns how many moved.
    *
    * This is what keeps a burst in such a source from blocking the event loop: its first start no
    * longer moves every due job in one go (a million took 240 ms), the starts wait instead while
    * the burst moves a bounded batch per turn. Every job it moves is one the start needs moved
    * first, so the sequence of starts is the one of a promotion that moved everything at once.
    */
-  orderBacklog(list: readonly Source[], budget: number): number {
-    return this.#moveHeld(list, budget, true);
+  orderBacklog(list: readonly Source[], now: number): number {
+    return this.#moveHeld(list, this.#orderBudget, true, now);
   }
 
   /**
    * {@link more} and {@link orderBacklog}: moves at most `budget` held due jobs from the sources
-   * that need every due job (only those that could give a job now, when `pickableOnly`), then
-   * sets the flags from what is left.
+   * that need every due job (only those that could give a job at `now`, when `pickableOnly`;
+   * an orderBacklog takes what it moved from this turn's budget), then sets the flags from what
+   * is left.
    */
-  #moveHeld(list: readonly Source[], budget: number, pickableOnly: boolean): number {
+  #moveHeld(list: readonly Source[], budget: number, pickableOnly: boolean, now: number): number {
     let moved = 0;
     let pending = false;
     let continuing = false;
@@ -149,7 +162,7 @@ export class Promotion {
       if (horizon === -Infinity) continue;
       // A FIFO source's due jobs wait in its delayed jobs for their starts (see topUp).
       const needsAll = source.due.needsEveryDue;
-      const pickable = needsAll && source.running < source.maxRunning;
+      const pickable = needsAll && source.running < source.maxRunning && (source.rate === undefined || !pickableOnly || source.rate.allows(now));
       if (pickableOnly ? pickable : needsAll) {
         const before = moved;
         while (budget > 0 && delayed.nextDueAt() <= horizon) {
@@ -168,6 +181,7 @@ export class Promotion {
     this.pending = pending;
     this.continuing = continuing;
     this.unordered = unordered;
+    if (pickableOnly) this.#orderBudget = budget;
     return moved;
   }
 

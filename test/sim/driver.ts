@@ -393,6 +393,12 @@ export class Simulation {
   /** Reference state of Weighted. */
   readonly #credits = new Map<MSource, number>();
   #listCache: MSource[] | undefined = undefined;
+  /** The core's promotion batch. */
+  get #batch(): number {
+    return this.options.promoteBatch ?? PROMOTE_BATCH;
+  }
+  /** What the model says is left of the turn's batch for starts to order (see `Promotion.orderBacklog`). */
+  #orderBudget = 0;
   readonly #operations: typeof OPERATIONS;
   readonly host: SourceHost;
 
@@ -564,6 +570,7 @@ export class Simulation {
     for (const source of this.sources) if (source.retiring && !source.left) this.fail(`unsubscribed ${source.name} never left the list`);
     // Drained, every key is forgotten once its starts leave its rate window (SPEC 10).
     this.now += 100;
+    if (!core.promotionContinues) this.#orderBudget = this.#batch;
     core.promote(this.now);
     for (const source of this.sources) {
       if (source.keys !== undefined && (source.src as Queue).keyCount !== 0) {
@@ -589,7 +596,10 @@ export class Simulation {
       let now = core.needsClock ? this.now : UNTIMED;
       if (core.deadlines.length > 0) this.#expire(now);
       // The shell's continuation: a promotion in progress moves a batch on a later turn, whatever the phase.
-      if (core.promotionContinues) core.promoteMore();
+      if (core.promotionContinues) {
+        core.promoteMore();
+        this.#orderBudget = this.#batch; // a turn gives the starts of its passes a batch to order
+      }
       if (core.phase === Phase.Started) {
         this.#promote(now);
         let starts = 0;
@@ -643,6 +653,8 @@ export class Simulation {
   #promote(now: number): void {
     const due: MJob[] = [];
     for (const job of this.#live) if (job.state === 'delayed' && job.due <= now) due.push(job);
+    // A promotion that starts (none in progress) gives the starts a batch to order too.
+    if (!this.core.promotionContinues) this.#orderBudget = this.#batch;
     this.core.promote(now);
     // Moved into the due order or not (a promotion in progress), every one of them is due now.
     for (const job of due) {
@@ -659,8 +671,11 @@ export class Simulation {
     const eligible = listed.filter((source) => source.eligible(this.now));
     const mayStart = this.#phase === 'started' && this.#inFlight.size < core.concurrency;
     // A burst still moving into a source that could give a job and needs every due job first:
-    // the start waits (no strategy call) when more of it is held than one batch moves.
-    const waits = mayStart && this.#heldBacklog(listed) > (this.options.promoteBatch ?? PROMOTE_BATCH);
+    // the start waits (no strategy call) when more of it is held than what is left of the turn's
+    // batch, which the start first moves.
+    const held = mayStart ? this.#heldBacklog(listed) : 0;
+    const waits = held > this.#orderBudget;
+    if (mayStart) this.#orderBudget -= Math.min(held, this.#orderBudget);
     const picks = mayStart && !waits && eligible.length > 0 && listed.length >= 2;
     const faulty = picks && this.picker.armed;
     let expectedSource: MSource | undefined;
@@ -1429,7 +1444,7 @@ export class Simulation {
     let held = 0;
     for (const source of listed) {
       const s = source.src;
-      if (!s.due.needsEveryDue || source.running >= source.maxRunning || s.delayed.horizon === -Infinity) continue;
+      if (!s.due.needsEveryDue || source.running >= source.maxRunning || !source.rateAllows(this.now) || s.delayed.horizon === -Infinity) continue;
       held += s.delayed.countDueBy(s.delayed.horizon);
     }
     return held;

@@ -328,8 +328,11 @@ export class KeyedJobs implements DueJobs {
       const delayed: JobRecord[] = [];
       if (key.delayed > 0) {
         const others: JobRecord[] = [];
+        // The others' due jobs held with them (a burst moving in batches) stay due.
+        const horizon = this.delayed.horizon;
         for (const job of this.delayed.drain()) (job.key === name ? delayed : others).push(job);
         this.delayed.restore(others);
+        if (others.length > 0) this.delayed.horizon = horizon;
         key.delayed = 0;
       }
       this.#reconsider(key);
