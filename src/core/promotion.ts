@@ -41,9 +41,11 @@ export class Promotion {
   continuing = false;
   /**
    * Set by {@link orderBacklog} when a source that needs every due job before it gives one, and
-   * that could give one now (below its own concurrency), still holds some of them in its delayed
-   * jobs: no job may start until they have moved, since the strategy could pick that source and
-   * its next job may be any of them. The shell's continuation moves them, a batch per turn.
+   * that could give one now (below its own concurrency, its rate window open), still holds some
+   * of them in its delayed jobs: no job may start until they have moved, since the strategy could
+   * pick that source and its next job may be any of them. The shell's continuation moves them, a
+   * batch per turn. (Read it with {@link continuing}: a later {@link promote} or {@link more}
+   * that ends the promotion does not clear it.)
    */
   unordered = false;
   /**
