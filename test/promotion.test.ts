@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PROMOTE_BATCH, REFILL } from '../src/core/promotion.js';
-import { Strategy, Worker, type Job, type SourceView } from '../src/index.js';
+import { type PriorityQueue, type Queue, Strategy, Worker, type Job, type SourceView } from '../src/index.js';
 import { Rng } from './sim/prng.js';
 
 afterEach(() => {
@@ -200,6 +200,19 @@ describe('order with many jobs coming due at once', () => {
 
 describe('a burst coming due in a source that needs every due job', () => {
   /**
+   * Adds `n` jobs (`p0`, `p1`, ...) to `pq` at priority 1, due together 100 ms later; runs the
+   * wake-up pass at their due time, then adds job `f` to `other` and lets its pass run.
+   */
+  async function burstThenOther(pq: PriorityQueue<string>, other: Queue<string>, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) pq.add(`p${i}`, 1, { delay: 100 });
+    await vi.advanceTimersByTimeAsync(99);
+    vi.advanceTimersByTime(1);
+    other.add('f');
+    await Promise.resolve();
+    await Promise.resolve();
+  }
+
+  /**
    * Steps the worker's event-loop turns one timer at a time after the wake-up pass, until a job
    * has started, and checks that the `n` due jobs the source held moved a bounded batch per turn
    * (`held` reads what it still holds) over several turns, none of them started before.
@@ -286,12 +299,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     const fifo = worker.bindQueue();
     pq.add('p-first', 0);
     await vi.advanceTimersByTimeAsync(0); // p-first runs and holds the priority queue's one slot
-    for (let i = 0; i < 5 * PROMOTE_BATCH; i++) pq.add(`p${i}`, 1, { delay: 100 });
-    await vi.advanceTimersByTimeAsync(99);
-    vi.advanceTimersByTime(1);
-    fifo.add('f');
-    await Promise.resolve();
-    await Promise.resolve();
+    await burstThenOther(pq, fifo, 5 * PROMOTE_BATCH);
     // The FIFO queue's job started at once, without waiting for the priority queue's order.
     expect(seen).toEqual(['p-first', 'f']);
     (hung[0] as () => void)();
@@ -380,13 +388,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     const fifo = worker.bindQueue();
     pq.add('p-first', 0);
     await vi.advanceTimersByTimeAsync(0); // the window's one start is used
-    const n = 5 * PROMOTE_BATCH;
-    for (let i = 0; i < n; i++) pq.add(`p${i}`, 1, { delay: 100 });
-    await vi.advanceTimersByTimeAsync(99);
-    vi.advanceTimersByTime(1);
-    fifo.add('f');
-    await Promise.resolve();
-    await Promise.resolve();
+    await burstThenOther(pq, fifo, 5 * PROMOTE_BATCH);
     expect(seen).toEqual(['p-first', 'f']);
     // When the window opens, the burst is put in order and its jobs run, one per window.
     await vi.advanceTimersByTimeAsync(10_000);

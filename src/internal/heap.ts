@@ -16,7 +16,8 @@ const SHRINK_FLAT = 64;
  * grown by appends and dropped once its last slot is popped. One flat array would have to be
  * copied into a bigger one as it grows, and at a million items that copy took 12-15 ms (a fresh
  * 8 MB array's pages are faulted in one by one): a stall in the middle of a burst of due jobs.
- * Heaps that stay under {@link FLAT} pay one compare per slot read for it.
+ * A heap that stays under {@link FLAT} sifts through the flat array alone, as one flat array
+ * would (a push-then-pop loop at 16 to 100,000 items measured the same as before the chunks).
  *
  * @internal
  */
