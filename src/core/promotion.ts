@@ -4,7 +4,8 @@ import type { Source } from '../source.js';
 /**
  * Most delayed jobs one {@link Promotion.promote} moves beyond what the due orders need, in the
  * sources that need every due job moved (a priority queue, a keyed queue; the shell's
- * continuation asks for this many per event-loop turn while such a promotion is in progress).
+ * continuation asks for this many per event-loop turn while such a promotion is in progress, and
+ * the starts of that turn may move as many again, see {@link Promotion.orderBacklog}).
  * A move costs about a heap pop: 0.6-4 us at a million jobs with the keys in typed arrays on the
  * project's 2-core machine (quiet to heavily loaded), so a batch stays well under 10 ms.
  */
@@ -24,9 +25,10 @@ export const PROMOTE_BATCH = 1024;
  * million records into the due order's chunks (young arrays that survive and are promoted: 17 ms
  * scavenges in the issue 13 burst) and spend the pops in batches that block the loop. A source
  * that needs every due job before it gives one (a priority queue, a keyed queue) moves them in
- * bounded batches, one per event-loop turn (the shell's continuation, {@link continuing}), and all
- * at once when it is asked for a job. So a source is eligible exactly when it would be had
- * everything moved, a FIFO source gives the same job, and what a strategy reads is the same.
+ * bounded batches, one per event-loop turn (the shell's continuation, {@link continuing}), and no
+ * job starts while such a source that could give one still holds some ({@link orderBacklog}). So
+ * a start picks from what it would have had everything moved, a FIFO source gives the same job,
+ * and what a strategy reads is the same.
  *
  * @internal
  */
