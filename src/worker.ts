@@ -136,6 +136,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       timeout: config.timeout,
       deadLetterLimit: config.deadLetterLimit,
       autoRun: config.autoRun,
+      workClock: this.#clock,
     });
     this.#host = {
       clock: this.#clock,

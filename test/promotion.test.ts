@@ -5,7 +5,7 @@
  * job still counts as due and runs in due-time order.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PROMOTE_BATCH, REFILL } from '../src/core/promotion.js';
+import { PROMOTE_BATCH, PROMOTE_SLICE_MS, REFILL } from '../src/core/promotion.js';
 import { type PriorityQueue, type Queue, Strategy, Worker, type Job, type SourceView } from '../src/index.js';
 import { Rng } from './sim/prng.js';
 
@@ -378,6 +378,37 @@ describe('a burst coming due in a source that needs every due job', () => {
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
     expect(worker.stats().counters.succeeded).toBe(n + running);
+  });
+
+  it('a turn whose moves are slow stops its batch once they have taken PROMOTE_SLICE_MS, and the order still holds', async () => {
+    vi.useFakeTimers();
+    const n = 4 * PROMOTE_BATCH;
+    const seen: number[] = [];
+    const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 2 });
+    const pq = worker.bindPriorityQueue();
+    for (let i = 0; i < n; i++) pq.add(i, n - i, { delay: 100 }); // the last added runs first
+    await vi.advanceTimersByTimeAsync(99);
+    // From the wake-up pass on, every reading of the clock finds it a millisecond later: moves
+    // as slow as cold code on a loaded machine. (The fake timers' own time does not move.)
+    const fakeNow = performance.now.bind(performance);
+    let drift = 0;
+    const slow = vi.spyOn(performance, 'now').mockImplementation(() => fakeNow() + ++drift);
+    const left = [pq.delayed.length];
+    vi.advanceTimersByTime(1); // the wake-up pass
+    while (seen.length === 0 && left.length < 1000) {
+      left.push(pq.delayed.length);
+      vi.advanceTimersToNextTimer();
+      await Promise.resolve();
+    }
+    slow.mockRestore();
+    // The clock is read every 64 moves: a slice of PROMOTE_SLICE_MS ends a turn's moves after a
+    // few such readings, where the count alone would let a turn move 2 batches.
+    const perTurn = left.slice(1).map((held, i) => (left[i] as number) - held);
+    expect(Math.max(...perTurn)).toBeGreaterThan(0);
+    expect(Math.max(...perTurn)).toBeLessThanOrEqual((PROMOTE_SLICE_MS + 2) * 64);
+    await vi.runAllTimersAsync();
+    await worker.waitUntilIdle();
+    expect(seen).toEqual(Array.from({ length: n }, (_, i) => n - 1 - i));
   });
 
   it('a source whose rate window is closed cannot give a job either: its burst holds up no other source', async () => {

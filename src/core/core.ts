@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { DeadLetterStore } from '../dead-letters.js';
 import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
 import { claimId, releaseId } from '../job-ids.js';
@@ -23,6 +24,13 @@ export interface CoreConfig {
   autoRun: boolean;
   /** Most delayed jobs a promotion moves beyond what the due orders need (default {@link PROMOTE_BATCH}). */
   promoteBatch?: number;
+  /**
+   * The worker's clock, read only to stop a turn's batch of promotion moves once it has taken
+   * `PROMOTE_SLICE_MS` (see `promotion.ts`): it decides how much of a burst moves per turn, never
+   * what starts or when a job is due (those times are given to each transition). Without it, the
+   * count alone bounds a batch (the simulator).
+   */
+  workClock?: Clock;
 }
 
 /** What `redrive` needs to put a dead letter back. @internal */
@@ -36,7 +44,8 @@ export interface Origin {
  * The deciding half of a worker (SPEC 12): every transition of a job (admit, start, succeed,
  * retry, fail, time out, cancel, promote, admit a held successor, dead-letter) and of the worker
  * (the lifecycle table, halt) as a function of its state, the event and the time it is given.
- * It owns no timer, reads no clock and runs no user code during a transition (a strategy's
+ * It owns no timer, reads no clock for its decisions (only to bound a burst's batch per turn,
+ * see `CoreConfig.workClock`) and runs no user code during a transition (a strategy's
  * `pick` aside, whose answer is checked): what a transition leads to is recorded in
  * {@link outbox}, and the shell acts on it (settles promises, aborts signals, emits events)
  * once the transition is complete.
@@ -70,7 +79,7 @@ export class Core {
   #phase: Phase;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   #timedOutable = 0;
-  readonly #promotion = new Promotion((source) => this.dispatcher.touch(source));
+  readonly #promotion: Promotion;
   readonly #promoteBatch: number;
 
   constructor(config: CoreConfig) {
@@ -78,6 +87,7 @@ export class Core {
     this.dispatcher = new Dispatcher(config.picker, config.strategyName);
     this.#timeout = config.timeout;
     this.#promoteBatch = config.promoteBatch ?? PROMOTE_BATCH;
+    this.#promotion = new Promotion((source) => this.dispatcher.touch(source), config.workClock);
     this.deadLetters = new DeadLetterStore(config.deadLetterLimit);
     this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
   }
