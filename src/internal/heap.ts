@@ -1,8 +1,14 @@
 /** Slots a {@link Heap} keeps in one flat array; the ones past it go to chunks. */
 const FLAT = 1 << 18;
 /** `log2` of {@link CHUNK}. */
-const CHUNK_BITS = 13;
-/** Slots per chunk past {@link FLAT}: 64 KB of pointers, an ordinary object of the garbage-collected heap. */
+const CHUNK_BITS = 14;
+/**
+ * Slots per chunk past {@link FLAT}: 128 KB of pointers, just past the largest ordinary object
+ * of V8's heap, so that a chunk is a large object. A chunk is made at its full size: the
+ * young generation then never copies it (a surviving large object changes generation in place),
+ * where chunks grown by appends were copied through a dozen sizes and then, with their 8,192
+ * pointers, by every scavenge they survived (7-10 ms pauses while a million due jobs were ordered).
+ */
 const CHUNK = 1 << CHUNK_BITS;
 const SLOT = CHUNK - 1;
 /** A {@link Heap}'s flat array of up to this many slots is kept as it is: too small to be worth a copy. */
@@ -13,7 +19,7 @@ const SHRINK_FLAT = 64;
  * put a sequence number in the comparison, so equal keys come out in insertion order.
  *
  * The first {@link FLAT} slots are one array; the slots past it are chunks of {@link CHUNK}, each
- * grown by appends and dropped once its last slot is popped. One flat array would have to be
+ * made at its full size and dropped once its first slot is popped. One flat array would have to be
  * copied into a bigger one as it grows, and at a million items that copy took 12-15 ms (a fresh
  * 8 MB array's pages are faulted in one by one): a stall in the middle of a burst of due jobs.
  * A heap that stays under {@link FLAT} sifts through the flat array alone, as one flat array
@@ -52,8 +58,8 @@ export class Heap<T> {
     let i = this.#length++;
     if (i >= FLAT) {
       const k = i - FLAT;
-      if ((k & SLOT) === 0) this.#spill.push([]);
-      (this.#spill[k >>> CHUNK_BITS] as T[]).push(item);
+      if ((k & SLOT) === 0) this.#spill.push(newChunk<T>());
+      (this.#spill[k >>> CHUNK_BITS] as T[])[k & SLOT] = item;
       // Up through the chunks (the deepest levels) first, then the flat array as below.
       while (i >= FLAT) {
         const parent = (i - 1) >> 1;
@@ -90,9 +96,11 @@ export class Heap<T> {
     if (n < FLAT) last = items.pop() as T;
     else {
       const spill = this.#spill;
-      const tail = spill[spill.length - 1] as T[];
-      last = tail.pop() as T;
-      if (tail.length === 0) spill.pop();
+      const k = n - FLAT;
+      const tail = spill[k >>> CHUNK_BITS] as T[];
+      last = tail[k & SLOT] as T;
+      tail[k & SLOT] = undefined as T; // the chunk keeps no popped item alive
+      if ((k & SLOT) === 0) spill.pop();
     }
     if (n > 0) this.#siftDown(last, 0);
     if (n <= this.#peak >> 2 && this.#peak > SHRINK_FLAT) this.#shrink();
@@ -104,7 +112,11 @@ export class Heap<T> {
     const kept = this.values().filter(keep);
     this.#items = kept.slice(0, FLAT);
     this.#spill = [];
-    for (let at = FLAT; at < kept.length; at += CHUNK) this.#spill.push(kept.slice(at, at + CHUNK));
+    for (let at = FLAT; at < kept.length; at += CHUNK) {
+      const chunk = newChunk<T>();
+      for (let i = at; i < kept.length && i < at + CHUNK; i++) chunk[i - at] = kept[i] as T;
+      this.#spill.push(chunk);
+    }
     this.#length = kept.length;
     this.#peak = this.#items.length;
     for (let i = (kept.length >> 1) - 1; i >= 0; i--) this.#siftDown(this.#at(i), i);
@@ -113,7 +125,7 @@ export class Heap<T> {
   /** Every item, in no particular order: a new array. */
   values(): T[] {
     const all = this.#items.slice();
-    for (const chunk of this.#spill) for (const item of chunk) all.push(item);
+    for (let i = FLAT; i < this.#length; i++) all.push(this.#at(i));
     return all;
   }
 
@@ -203,6 +215,11 @@ export class Heap<T> {
     }
     this.#put(i, item);
   }
+}
+
+/** A chunk of a {@link Heap}, at its full size (its slots past the heap's length are holes or `undefined`). */
+function newChunk<T>(): T[] {
+  return new Array<T>(CHUNK);
 }
 
 /** A {@link KeyedHeap}'s arrays of up to this many slots are kept as they are: too small to be worth a copy. */
