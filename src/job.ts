@@ -129,58 +129,40 @@ export enum State {
 const STATUS: readonly JobStatus[] = ['waiting', 'delayed', 'running', 'succeeded', 'failed', 'cancelled'];
 
 let capturedResolve: (value: never) => void = noop;
+let capturedReject: (error: unknown) => void = noop;
 
-/**
- * The executor of every result promise: hands its resolve function over without a closure per
- * job, and drops its reject function at once (see {@link ResultPromise.reject}).
- */
-function captureResolve(resolve: (value: never) => void): void {
+/** The executor of every result promise: hands its resolvers over without a closure per job. */
+function captureResolvers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
   capturedResolve = resolve;
+  capturedReject = reject;
 }
 
 /**
- * A thenable that rejects with `error`: a result promise is rejected by being resolved with one.
- * It keeps no reject function of its own, and every job that is awaited saves one (about 56
- * bytes held until it settles, which is most of what a queue of awaited jobs copies in its
- * young-generation collections). The cost: the rejection is seen one microtask later.
+ * A job's result promise and its resolvers, made when someone first asks for them. Both are
+ * kept: rejecting through `resolve` (with a thenable that rejects) would save the 56 bytes of the
+ * reject function per awaited job, but the rejection would come a microtask later, after
+ * `waitUntilIdle()` and after the results of jobs that settled after it (see bench/RESULTS.md,
+ * "Awaited results").
+ *
+ * @internal
  */
-class Rejection {
-  readonly error: unknown;
-  constructor(error: unknown) {
-    this.error = error;
-  }
-
-  // biome-ignore lint/suspicious/noThenProperty: a thenable is the point: resolving with it rejects.
-  then(_onFulfilled: unknown, onRejected: (error: unknown) => void): void {
-    onRejected(this.error);
-  }
-}
-
-/** A job's result promise and its resolve function, made when someone first asks for them. @internal */
 class ResultPromise<R> {
   readonly promise: Promise<R>;
-  /** Settles `promise`: with a value, or with a {@link Rejection} to reject it. */
-  readonly settle: (value: R | Rejection) => void;
+  readonly resolve: (value: R) => void;
+  readonly reject: (error: unknown) => void;
   settledPromise: Promise<void> | undefined = undefined;
 
   /** A pending promise, or one already settled with `settledWith` when the job has settled. */
   constructor(settledWith?: { ok: boolean; value: unknown }) {
     if (settledWith === undefined) {
-      this.promise = new Promise<R>(captureResolve);
-      this.settle = capturedResolve as (value: R | Rejection) => void;
-      capturedResolve = noop; // the module holds no job's promise
+      this.promise = new Promise<R>(captureResolvers);
+      this.resolve = capturedResolve as (value: R) => void;
+      this.reject = capturedReject;
     } else {
       this.promise = settledWith.ok ? Promise.resolve(settledWith.value as R) : Promise.reject(settledWith.value);
-      this.settle = noop;
+      this.resolve = noop;
+      this.reject = noop;
     }
-  }
-
-  resolve(value: R): void {
-    this.settle(value);
-  }
-
-  reject(error: unknown): void {
-    this.settle(new Rejection(error));
   }
 }
 

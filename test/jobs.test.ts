@@ -76,6 +76,25 @@ describe('job handles', () => {
     expect(thrown.attempts).toBe(1);
   });
 
+  it('a result promise settles before waitUntilIdle() resolves, and results settle in the order their jobs did, failed or not', async () => {
+    const worker = new Worker((job: Job<string>) => {
+      if (job.data.startsWith('fail')) throw new Error(job.data);
+      return job.data;
+    });
+    const q = worker.bindQueue();
+    const seen: string[] = [];
+    const handles = ['fail-a', 'ok-b', 'fail-c', 'ok-d'].map((name) => q.add(name));
+    for (const handle of handles) {
+      handle.result().then(
+        (value) => seen.push(`${value}`),
+        (error: Error) => seen.push(error.message),
+      );
+    }
+    await worker.waitUntilIdle();
+    // Awaiting idle, then looking at what the handlers saw, is a common pattern.
+    expect(seen).toEqual(['fail-a', 'ok-b', 'fail-c', 'ok-d']);
+  });
+
   it('settled() resolves for succeeded, failed and cancelled jobs', async () => {
     const worker = new Worker((job: Job<string>) => {
       if (job.data === 'fail') throw new Error('x');
