@@ -164,7 +164,7 @@ export class Promotion {
   more(list: readonly Source[], batch: number): number {
     this.#startSlice();
     const moved = this.#moveHeld(list, batch, false, Number.NaN);
-    // For the pass that follows in this turn: what is left of the batch, if the slice is not spent.
+    // For the pass that follows in this turn: a batch more, unless the slice is spent already.
     this.#orderBudget = this.#sliceSpent() ? 0 : batch;
     return moved;
   }
