@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyHeap } from '../src/core/keys/key-heap.js';
-import { KeyState } from '../src/core/keys/key-state.js';
+import { type KeyState, WeightedKeyState } from '../src/core/keys/key-state.js';
 import { Rng } from './sim/prng.js';
 
 describe('KeyHeap: keys by a number, then activation order, leaving lazily', () => {
@@ -8,15 +8,15 @@ describe('KeyHeap: keys by a number, then activation order, leaving lazily', () 
     for (let seed = 1; seed <= 30; seed++) {
       const rng = new Rng(seed);
       const random = (): number => rng.next();
-      const keys = Array.from({ length: 60 }, (_, i) => new KeyState(`k${i}`, undefined, 1, undefined, i));
-      const heap = new KeyHeap((key) => key.at);
-      const inHeap = new Set<KeyState>();
-      const least = (): KeyState | undefined => [...inHeap].sort((a, b) => a.at - b.at || a.order - b.order)[0];
+      const keys = Array.from({ length: 60 }, (_, i) => new WeightedKeyState(`k${i}`, undefined, undefined, i, 1));
+      const heap = new KeyHeap((key) => (key as WeightedKeyState).start);
+      const inHeap = new Set<WeightedKeyState>();
+      const least = (): WeightedKeyState | undefined => [...inHeap].sort((a, b) => a.start - b.start || a.order - b.order)[0];
       for (let step = 0; step < 2000; step++) {
         const r = random();
-        const key = keys[Math.floor(random() * keys.length)] as KeyState;
+        const key = keys[Math.floor(random() * keys.length)] as WeightedKeyState;
         if (r < 0.45 && !inHeap.has(key)) {
-          key.at = Math.floor(random() * 20); // ties on the number: activation order decides
+          key.start = Math.floor(random() * 20); // ties on the number: activation order decides
           heap.push(key);
           inHeap.add(key);
         } else if (r < 0.75 && inHeap.has(key)) {
@@ -27,7 +27,7 @@ describe('KeyHeap: keys by a number, then activation order, leaving lazily', () 
           expect(top).toBe(least());
           if (top !== undefined && random() < 0.5) {
             heap.remove(top);
-            inHeap.delete(top);
+            inHeap.delete(top as WeightedKeyState);
           }
         }
         expect(heap.length).toBe(inHeap.size);
@@ -38,19 +38,19 @@ describe('KeyHeap: keys by a number, then activation order, leaving lazily', () 
         out.push(top);
         heap.remove(top);
       }
-      expect(out).toEqual([...inHeap].sort((a, b) => a.at - b.at || a.order - b.order));
+      expect(out).toEqual([...inHeap].sort((a, b) => a.start - b.start || a.order - b.order));
     }
   });
 
   it('a key that left and joins again is in it once, at its new number', () => {
-    const [a, b] = [new KeyState('a', undefined, 1, undefined, 0), new KeyState('b', undefined, 1, undefined, 1)];
-    const heap = new KeyHeap((key) => key.at);
-    a.at = 5;
-    b.at = 3;
+    const [a, b] = [new WeightedKeyState('a', undefined, undefined, 0, 1), new WeightedKeyState('b', undefined, undefined, 1, 1)];
+    const heap = new KeyHeap((key) => (key as WeightedKeyState).start);
+    a.start = 5;
+    b.start = 3;
     heap.push(a);
     heap.push(b);
     heap.remove(a); // not on top: its entry is left behind, stale
-    a.at = 1;
+    a.start = 1;
     heap.push(a);
     expect(heap.length).toBe(2);
     expect(heap.peek()).toBe(a);

@@ -1,6 +1,6 @@
 import type { DueJobs } from '../../internal/due-jobs.js';
 import { KeyFifo } from './key-fifo.js';
-import type { RateWindow } from '../../internal/rate-window.js';
+import { RateWindow } from '../../internal/rate-window.js';
 
 /**
  * Where a key waits. Only a `Ready` key is in the turn order; the others wait outside it, so
@@ -20,8 +20,24 @@ export enum Place {
 }
 
 /**
+ * The rate window of one key of a queue bound with `keys.rateLimit`, and the times the key's
+ * place outside the turn order needs: kept off {@link KeyState}, so that a key of a queue without
+ * a rate limit does not carry them.
+ *
+ * @internal
+ */
+export class KeyRate extends RateWindow {
+  /** RateWait: when its window opens. Cooling: when its last start leaves the window. */
+  at = 0;
+  /** When it last started a job; -1 before its first (a small integer, not a boxed double). */
+  lastStartAt = -1;
+}
+
+/**
  * One active key of a keyed queue: its due jobs, its counts, its own limits, and its place in
- * the turn order. Made when the key becomes active, dropped when it is forgotten.
+ * the turn order. Made when the key becomes active, dropped when it is forgotten. A queue of
+ * 100,000 tenants holds one per active tenant, so it carries only what every key needs: what a
+ * rate limit or weights add lives in {@link KeyRate} and {@link WeightedKeyState}.
  *
  * @internal
  */
@@ -33,10 +49,8 @@ export class KeyState extends KeyFifo {
    * one object, not two), a heap by priority in a priority queue.
    */
   readonly jobs: DueJobs;
-  /** Its weight (`keys.weight(name)` when it became active; 1 without `keys.weight`). */
-  readonly weight: number;
   /** Its rate window, when `keys.rateLimit` is set. */
-  readonly rate: RateWindow | undefined;
+  readonly rate: KeyRate | undefined;
   /** Activation order within the queue: the tie-break of the turn order. */
   readonly order: number;
   /** Delayed jobs of this key. */
@@ -49,26 +63,38 @@ export class KeyState extends KeyFifo {
   place: Place = Place.Idle;
   /** Moves on each time it joins or leaves a heap (rate windows, cooling, a weighted turn heap): see `KeyHeap`. */
   heapToken = 0;
-  /** RateWait: when its window opens. Cooling: when its last start leaves the window. */
-  at = 0;
-  /** When it last started a job (only kept with a rate limit); -1 before its first (a small integer, not a boxed double). */
-  lastStartAt = -1;
   // -- turn order with equal weights: the round it is due in, and its neighbours in that round's list.
   round = 0;
   prev: KeyState | undefined = undefined;
   next: KeyState | undefined = undefined;
-  // -- turn order with weights (WF2Q+): virtual start and finish of its next job.
-  start = 0;
-  finish = 0;
-  /** In the weighted turn order: in the heap of keys whose start has come (else the pending one). */
-  startReached = false;
 
-  constructor(name: string, jobs: DueJobs | undefined, weight: number, rate: RateWindow | undefined, order: number) {
+  constructor(name: string, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number) {
     super();
     this.name = name;
     this.jobs = jobs ?? this;
-    this.weight = weight;
     this.rate = rate;
     this.order = order;
+  }
+}
+
+/**
+ * A key of a queue bound with `keys.weight`: its weight, and its place in the weighted turn
+ * order (WF2Q+, see `WeightedTurns`).
+ *
+ * @internal
+ */
+export class WeightedKeyState extends KeyState {
+  /** `keys.weight(name)` when it became active. */
+  readonly weight: number;
+  /** Virtual start of its next job. */
+  start = 0;
+  /** Virtual finish of its next job. */
+  finish = 0;
+  /** In the heap of keys whose start has come (else the pending one). */
+  startReached = false;
+
+  constructor(name: string, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number, weight: number) {
+    super(name, jobs, rate, order);
+    this.weight = weight;
   }
 }

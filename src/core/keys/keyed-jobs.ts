@@ -1,9 +1,8 @@
 import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
-import { RateWindow } from '../../internal/rate-window.js';
 import { type JobRecord, type KeyedJobRecord, State } from '../../job.js';
 import { keyName, type KeyStats } from '../../keys.js';
 import { KeyHeap } from './key-heap.js';
-import { KeyState, Place } from './key-state.js';
+import { KeyRate, KeyState, Place, WeightedKeyState } from './key-state.js';
 import { RoundRobinTurns, WeightedTurns, type Turns } from './turns.js';
 
 /** What a keyed queue was bound with, once checked (see `keys.ts`). @internal */
@@ -25,7 +24,7 @@ export interface Purged {
 }
 
 /** When a key waiting outside the turn order can come back (or be forgotten). */
-const atOf = (key: KeyState): number => key.at;
+const atOf = (key: KeyState): number => (key.rate as KeyRate).at;
 
 /**
  * The delayed jobs of a keyed queue: one heap for the whole queue (promotion stays one pass over
@@ -168,7 +167,7 @@ export class KeyedJobs implements DueJobs {
 
   /** The earliest time a rate window of a key that waits only for it opens, or `Infinity`. */
   wakeAt(): number {
-    return this.#rateWait.peek()?.at ?? Number.POSITIVE_INFINITY;
+    return this.#rateWait.peek()?.rate?.at ?? Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -254,7 +253,7 @@ export class KeyedJobs implements DueJobs {
     key.running++;
     if (key.rate !== undefined) {
       key.rate.record(now);
-      key.lastStartAt = now;
+      key.rate.lastStartAt = now;
     }
     this.#turns.served(key);
     this.#reconsider(key);
@@ -284,13 +283,13 @@ export class KeyedJobs implements DueJobs {
   advance(now: number): void {
     if (now > this.#now) this.#now = now;
     const waiting = this.#rateWait;
-    for (let top = waiting.peek(); top !== undefined && top.at <= now; top = waiting.peek()) {
+    for (let top = waiting.peek(); top !== undefined && atOf(top) <= now; top = waiting.peek()) {
       waiting.remove(top);
       top.place = Place.Idle;
       this.#reconsider(top);
     }
     const cooling = this.#cooling;
-    for (let top = cooling.peek(); top !== undefined && top.at <= now; top = cooling.peek()) {
+    for (let top = cooling.peek(); top !== undefined && atOf(top) <= now; top = cooling.peek()) {
       cooling.remove(top);
       top.place = Place.Idle;
       this.#reconsider(top);
@@ -375,14 +374,11 @@ export class KeyedJobs implements DueJobs {
   }
 
   #activate(name: string, weight: number): KeyState {
-    const rate = this.limits.rateLimit;
-    const key = new KeyState(
-      name,
-      this.#perKey?.(),
-      weight,
-      rate === undefined ? undefined : new RateWindow(rate.limit, rate.interval),
-      this.#order++,
-    );
+    const limit = this.limits.rateLimit;
+    const jobs = this.#perKey?.();
+    const rate = limit === undefined ? undefined : new KeyRate(limit.limit, limit.interval);
+    const order = this.#order++;
+    const key = this.limits.weighted ? new WeightedKeyState(name, jobs, rate, order, weight) : new KeyState(name, jobs, rate, order);
     this.#keys.set(mapKey(name), key);
     return key;
   }
@@ -398,12 +394,13 @@ export class KeyedJobs implements DueJobs {
    * rate window, idle, cooling, or forgotten. The one place that decides a key's eligibility.
    */
   #reconsider(key: KeyState): void {
+    const rate = key.rate;
     if (key.jobs.length > 0 && !key.paused && key.running < this.limits.concurrency) {
-      const opensAt = key.rate === undefined ? Number.NEGATIVE_INFINITY : key.rate.openAt();
+      const opensAt = rate === undefined ? Number.NEGATIVE_INFINITY : rate.openAt();
       if (opensAt <= this.#now) this.#moveTo(key, Place.Ready);
-      else if (key.place !== Place.RateWait || key.at !== opensAt) {
+      else if (key.place !== Place.RateWait || (rate as KeyRate).at !== opensAt) {
         this.#moveTo(key, Place.Idle);
-        key.at = opensAt;
+        (rate as KeyRate).at = opensAt;
         this.#moveTo(key, Place.RateWait);
       }
       return;
@@ -412,12 +409,11 @@ export class KeyedJobs implements DueJobs {
       this.#moveTo(key, Place.Idle);
       return;
     }
-    const rate = this.limits.rateLimit;
-    const leavesAt = rate === undefined || key.lastStartAt < 0 ? Number.NEGATIVE_INFINITY : key.lastStartAt + rate.interval;
+    const leavesAt = rate === undefined || rate.lastStartAt < 0 ? Number.NEGATIVE_INFINITY : rate.lastStartAt + rate.interval;
     if (leavesAt > this.#now) {
       if (key.place !== Place.Cooling) {
         this.#moveTo(key, Place.Idle);
-        key.at = leavesAt;
+        (rate as KeyRate).at = leavesAt;
         this.#moveTo(key, Place.Cooling);
       }
       return;

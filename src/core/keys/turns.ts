@@ -1,5 +1,5 @@
 import { KeyHeap } from './key-heap.js';
-import type { KeyState } from './key-state.js';
+import type { KeyState, WeightedKeyState } from './key-state.js';
 
 /**
  * The turn order of a keyed queue: the keys that may give a job now (`Ready`), and whose turn
@@ -94,9 +94,9 @@ export class RoundRobinTurns implements Turns {
 }
 
 /** Virtual start: the order of the keys waiting for their start (then activation order). */
-const startOf = (key: KeyState): number => key.start;
+const startOf = (key: KeyState): number => (key as WeightedKeyState).start;
 /** Virtual finish: the order of the keys whose start has come (then activation order). */
-const finishOf = (key: KeyState): number => key.finish;
+const finishOf = (key: KeyState): number => (key as WeightedKeyState).finish;
 
 /**
  * Weights: WF2Q+ (worst-case fair weighted fair queueing, Bennett and Zhang) with every job
@@ -117,7 +117,8 @@ export class WeightedTurns implements Turns {
   #totalWeight = 0;
   size = 0;
 
-  add(key: KeyState): void {
+  add(state: KeyState): void {
+    const key = state as WeightedKeyState; // a queue with weights makes only those
     if (key.start < this.#time) key.start = this.#time;
     key.finish = key.start + 1 / key.weight;
     this.#totalWeight += key.weight;
@@ -125,7 +126,8 @@ export class WeightedTurns implements Turns {
     this.#insert(key);
   }
 
-  remove(key: KeyState): void {
+  remove(state: KeyState): void {
+    const key = state as WeightedKeyState;
     (key.startReached ? this.#reached : this.#pending).remove(key);
     this.#totalWeight -= key.weight;
     if (--this.size === 0) this.#totalWeight = 0; // no drift left behind
@@ -135,13 +137,14 @@ export class WeightedTurns implements Turns {
     this.#reach();
     if (this.#reached.length === 0) {
       // Every ready key starts later than the virtual time: jump to the earliest.
-      this.#time = (this.#pending.peek() as KeyState).start;
+      this.#time = (this.#pending.peek() as WeightedKeyState).start;
       this.#reach();
     }
     return this.#reached.peek() as KeyState;
   }
 
-  served(key: KeyState): void {
+  served(state: KeyState): void {
+    const key = state as WeightedKeyState;
     this.#reached.remove(key);
     this.#time += 1 / this.#totalWeight;
     key.start = key.finish;
@@ -149,14 +152,18 @@ export class WeightedTurns implements Turns {
     this.#insert(key);
   }
 
-  #insert(key: KeyState): void {
+  #insert(key: WeightedKeyState): void {
     key.startReached = key.start <= this.#time;
     (key.startReached ? this.#reached : this.#pending).push(key);
   }
 
   #reach(): void {
     const pending = this.#pending;
-    for (let top = pending.peek(); top !== undefined && top.start <= this.#time; top = pending.peek()) {
+    for (
+      let top = pending.peek() as WeightedKeyState | undefined;
+      top !== undefined && top.start <= this.#time;
+      top = pending.peek() as WeightedKeyState | undefined
+    ) {
       pending.remove(top);
       top.startReached = true;
       this.#reached.push(top);
