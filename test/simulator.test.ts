@@ -12,6 +12,12 @@ import { Simulation, type SimOptions } from './sim/driver.js';
 const SEEDS = Number(process.env.QMUX_SIM_SEEDS ?? 200);
 const STEPS = Number(process.env.QMUX_SIM_STEPS ?? 600);
 const ONLY = process.env.QMUX_SIM_SEED;
+/**
+ * The time a run may take: the config's default for the default run, and more for a longer one
+ * (2,000 seeds x 800 steps take about 100 s here), which otherwise finishes and is then marked
+ * failed for its time alone.
+ */
+const TIMEOUT = Math.max(30_000, SEEDS * STEPS * 0.25);
 
 /** Runs one seed; a failure's message starts with the seed and step that replay it. */
 function simulate(seed: number, options: SimOptions): { steps: number; starts: number; jobs: number } {
@@ -26,32 +32,40 @@ function simulate(seed: number, options: SimOptions): { steps: number; starts: n
 }
 
 describe('the core under the seeded simulator (SPEC 12)', () => {
-  it(`keeps every invariant of SPEC 8 over ${ONLY === undefined ? `${SEEDS} seeds` : `seed ${ONLY}`} x ${STEPS} random steps`, () => {
-    const seeds = ONLY === undefined ? Array.from({ length: SEEDS }, (_, i) => i + 1) : [Number(ONLY)];
-    let steps = 0;
-    let starts = 0;
-    let jobs = 0;
-    const began = performance.now();
-    for (const seed of seeds) {
-      const summary = simulate(seed, { steps: STEPS });
-      steps += summary.steps;
-      starts += summary.starts;
-      jobs += summary.jobs;
-    }
-    const ms = performance.now() - began;
-    if (process.env.QMUX_SIM_REPORT !== undefined) {
-      console.log(`simulator: ${seeds.length} seeds, ${steps} steps, ${jobs} jobs, ${starts} starts in ${Math.round(ms)} ms`);
-    }
-    expect(steps).toBe(seeds.length * STEPS);
-    expect(starts).toBeGreaterThan(0);
-  });
+  it(
+    `keeps every invariant of SPEC 8 over ${ONLY === undefined ? `${SEEDS} seeds` : `seed ${ONLY}`} x ${STEPS} random steps`,
+    () => {
+      const seeds = ONLY === undefined ? Array.from({ length: SEEDS }, (_, i) => i + 1) : [Number(ONLY)];
+      let steps = 0;
+      let starts = 0;
+      let jobs = 0;
+      const began = performance.now();
+      for (const seed of seeds) {
+        const summary = simulate(seed, { steps: STEPS });
+        steps += summary.steps;
+        starts += summary.starts;
+        jobs += summary.jobs;
+      }
+      const ms = performance.now() - began;
+      if (process.env.QMUX_SIM_REPORT !== undefined) {
+        console.log(`simulator: ${seeds.length} seeds, ${steps} steps, ${jobs} jobs, ${starts} starts in ${Math.round(ms)} ms`);
+      }
+      expect(steps).toBe(seeds.length * STEPS);
+      expect(starts).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
 
-  it('keeps them with promotions in progress across steps (a promotion batch of 1 or 2 jobs)', () => {
-    const seeds = ONLY === undefined ? Array.from({ length: SEEDS / 2 }, (_, i) => i + 1) : [Number(ONLY)];
-    let starts = 0;
-    for (const seed of seeds) starts += simulate(seed, { steps: STEPS, promoteBatch: 1 + (seed % 2) }).starts;
-    expect(starts).toBeGreaterThan(0);
-  });
+  it(
+    'keeps them with promotions in progress across steps (a promotion batch of 1 or 2 jobs)',
+    () => {
+      const seeds = ONLY === undefined ? Array.from({ length: SEEDS / 2 }, (_, i) => i + 1) : [Number(ONLY)];
+      let starts = 0;
+      for (const seed of seeds) starts += simulate(seed, { steps: STEPS, promoteBatch: 1 + (seed % 2) }).starts;
+      expect(starts).toBeGreaterThan(0);
+    },
+    TIMEOUT,
+  );
 
   it('reports the seed and step that replay a broken core, the same on every replay', () => {
     // A core that promotes delayed jobs a little late: the simulator must notice.
