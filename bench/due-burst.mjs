@@ -11,7 +11,8 @@
 // longest event-loop block from their due time until the worker is idle
 // (perf_hooks.monitorEventLoopDelay at 1 ms resolution: its max minus the 1 ms period), and the
 // total time from the due time until `waitUntilIdle()` resolves, and from the due time until
-// the first job starts (`firstStartMs`). Prints one JSON line.
+// the first job starts (`firstStartMs`), and the five longest callbacks over 4 ms
+// (`slowCallbacks`: which of qmux's turns they were). Prints one JSON line.
 //
 // Handlers: `immediate` (the default), `() => new Promise(setImmediate)`, which resolves each job
 // with its promise's own `reject` function (setImmediate passes its second argument on): a fresh
@@ -61,13 +62,19 @@ if (bindQueue === undefined) throw new Error(`queue must be one of ${Object.keys
 // promotion turns among them; the microtasks after a callback are not in it): what the
 // promotion itself blocks, apart from GC and the handlers' promise reactions.
 let longestCallbackMs = 0;
+// The callbacks that ran over SLOW_MS, longest first in the output (`slowCallbacks`): which of
+// qmux's turns blocked (the wake-up timer, a promotion continuation), and for how long.
+const SLOW_MS = 4;
+let slowCallbacks = [];
 const timed = (fn) =>
   function (...args) {
     const t = performance.now();
     try {
       return fn.apply(this, args);
     } finally {
-      longestCallbackMs = Math.max(longestCallbackMs, performance.now() - t);
+      const ms = performance.now() - t;
+      longestCallbackMs = Math.max(longestCallbackMs, ms);
+      if (ms > SLOW_MS) slowCallbacks.push({ ms: Number(ms.toFixed(1)), fn: fn.name || String(fn).replace(/\s+/g, ' ').slice(0, 60) });
     }
   };
 const realImmediate = globalThis.setImmediate;
@@ -109,6 +116,7 @@ async function burst(n, measure) {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
   longestCallbackMs = 0;
+  slowCallbacks = [];
   let longestGap = 0;
   // The process's CPU time over the longest gap: far below the gap, the process was not running
   // (another process had the core), and the gap is the machine's, not the loop's.
@@ -146,6 +154,7 @@ async function burst(n, measure) {
     longestTickGapMs: longestGap,
     longestTickGapCpuMs: longestGapCpu,
     longestCallbackMs,
+    slowCallbacks: slowCallbacks.sort((a, b) => b.ms - a.ms).slice(0, 5),
     firstStartMs: firstStartAt - dueAt,
   };
 }
