@@ -93,6 +93,11 @@ export class Promotion {
     return this.#clock !== undefined && this.#clock.now() >= this.#sliceEnd;
   }
 
+  /** {@link #sliceSpent}, read only once every {@link SLICE_CHECK_MASK} + 1 moves (`moved` so far). */
+  #sliceSpentAt(moved: number): boolean {
+    return (moved & SLICE_CHECK_MASK) === 0 && this.#sliceSpent();
+  }
+
   /**
    * Promotes every delayed job due at `now` over `list`, moving the ones the due orders need
    * plus, in the sources that need every due job, at most `batch` more (`Infinity`: every due
@@ -144,7 +149,7 @@ export class Promotion {
         moveOne(source);
         budget--;
         moved++;
-        if (sliced && (moved & SLICE_CHECK_MASK) === 0 && budget > 0 && this.#sliceSpent()) {
+        if (sliced && budget > 0 && this.#sliceSpentAt(moved)) {
           budget = 0;
           this.#orderBudget = 0; // the starts of this turn move none either
         }
@@ -213,7 +218,7 @@ export class Promotion {
           moveOne(source);
           budget--;
           moved++;
-          if ((moved & SLICE_CHECK_MASK) === 0 && budget > 0 && this.#sliceSpent()) budget = 0;
+          if (budget > 0 && this.#sliceSpentAt(moved)) budget = 0;
         }
         if (moved > before) this.#touched(source);
       }

@@ -167,7 +167,8 @@ export class KeyedJobs implements DueJobs {
 
   /** The earliest time a rate window of a key that waits only for it opens, or `Infinity`. */
   wakeAt(): number {
-    return this.#rateWait.peek()?.rate?.at ?? Number.POSITIVE_INFINITY;
+    const first = this.#rateWait.peek();
+    return first === undefined ? Number.POSITIVE_INFINITY : atOf(first);
   }
 
   /**
