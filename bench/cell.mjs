@@ -357,8 +357,8 @@ for (const name of ['one-queue', 'Priority', 'RoundRobin', 'MaxLen', 'MinLen', '
 }
 
 // Sources (issue 13, picking that scales): one worker with 1000 bound queues, only the last one
-// busy (the worst place for Priority, which takes the first eligible), under Priority, RoundRobin
-// and Weighted; and 1000 busy queues (job i into queue i % 1000, weights 1..4) under Weighted;
+// busy (the worst place for Priority, which takes the first eligible), under Priority, RoundRobin,
+// Weighted, MaxLen and MinLen; and 1000 busy queues (job i into queue i % 1000, weights 1..4) under Weighted;
 // against one queue bound alone (the picker is not asked then). Binding is not timed.
 const SOURCES = 1000;
 async function sourcesCell(n, c, { strategy, busy }) {
@@ -385,6 +385,8 @@ throughput.sources = {
   'idle999-Priority': (n, c) => sourcesCell(n, c, { strategy: 'Priority', busy: false }),
   'idle999-RoundRobin': (n, c) => sourcesCell(n, c, { strategy: 'RoundRobin', busy: false }),
   'idle999-Weighted': (n, c) => sourcesCell(n, c, { strategy: 'Weighted', busy: false }),
+  'idle999-MaxLen': (n, c) => sourcesCell(n, c, { strategy: 'MaxLen', busy: false }),
+  'idle999-MinLen': (n, c) => sourcesCell(n, c, { strategy: 'MinLen', busy: false }),
   'busy1000-Weighted': (n, c) => sourcesCell(n, c, { strategy: 'Weighted', busy: true }),
 };
 

@@ -92,7 +92,7 @@ export const WORKLOADS = [
     kind: 'throughput',
     jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([16]),
-    variants: ['one-source', 'idle999-Priority', 'idle999-RoundRobin', 'idle999-Weighted', 'busy1000-Weighted'],
+    variants: ['one-source', 'idle999-Priority', 'idle999-RoundRobin', 'idle999-Weighted', 'idle999-MaxLen', 'idle999-MinLen', 'busy1000-Weighted'],
     baseline: 'one-source',
     ratioLabel: 'variant / one queue',
     ratioRowOverBaseline: true,

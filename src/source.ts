@@ -143,20 +143,7 @@ class View implements SourceView {
     return this.source.weight;
   }
   get length(): number {
-    const source = this.source;
-    const delayed = source.delayed;
-    if (delayed.horizon !== -Infinity) {
-      // Due jobs still held with the delayed ones (a promotion in progress) count. A FIFO or
-      // priority queue's are counted where they wait when that takes O(1) (a burst coming due at
-      // once: a strategy reading lengths must not move a million jobs); otherwise they move now.
-      // (A keyed queue's length leaves out paused keys, so it needs them moved.)
-      if (source.keys === undefined) {
-        const held = delayed.quickCountDueBy(delayed.horizon);
-        if (held >= 0) return source.due.length + held;
-      }
-      source.core.catchUp(source);
-    }
-    return source.keys === undefined ? source.due.length : source.keys.unpausedDue;
+    return this.source.viewLength();
   }
   get running(): number {
     return this.source.running;
@@ -314,6 +301,26 @@ export abstract class Source<T = unknown, R = unknown> {
     check.positiveInt('onSizeLessThan(n)', n);
     if (this.length < n) return Promise.resolve();
     return new Promise<void>((resolve) => (this.sizeWaiters ??= []).push({ below: n, resolve }));
+  }
+
+  /**
+   * @internal The length a strategy reads (`SourceView.length`): its due jobs, those of paused
+   * keys left out.
+   */
+  viewLength(): number {
+    const delayed = this.delayed;
+    if (delayed.horizon !== -Infinity) {
+      // Due jobs still held with the delayed ones (a promotion in progress) count. A FIFO or
+      // priority queue's are counted where they wait when that takes O(1) (a burst coming due at
+      // once: a strategy reading lengths must not move a million jobs); otherwise they move now.
+      // (A keyed queue's length leaves out paused keys, so it needs them moved.)
+      if (this.keys === undefined) {
+        const held = delayed.quickCountDueBy(delayed.horizon);
+        if (held >= 0) return this.due.length + held;
+      }
+      this.core.catchUp(this as Source);
+    }
+    return this.keys === undefined ? this.due.length : this.keys.unpausedDue;
   }
 
   /** @internal Whether this source may give a job at `now`. */

@@ -89,6 +89,9 @@ async function serve(strategy: StrategyType, seed: number): Promise<string[]> {
       }),
     );
   }
+  // Priority and keyed queues: what a length-reading strategy reads there (held due jobs, paused keys) differs from a FIFO's.
+  const ranked = [0, 1, 2].map((i) => worker.bindPriorityQueue({ name: `p${i}`, weight: rng.int(1, 5) }));
+  const keyed = worker.bindQueue({ name: 'k', keys: { by: (data: number) => data % 4, concurrency: 1 } });
   const topic = new Topic<number>();
   const subscriptions = [];
   for (let i = 0; i < 6; i++) subscriptions.push(worker.subscribe(topic, { name: `s${i}`, weight: rng.int(1, 5) }));
@@ -98,6 +101,13 @@ async function serve(strategy: StrategyType, seed: number): Promise<string[]> {
       const delay = rng.chance(0.2) ? { delay: rng.int(1, 30) } : undefined;
       queue?.add(rng.int(0, 12), delay);
     }
+    for (let j = 0; j < 4; j++) {
+      const delay = rng.chance(0.3) ? rng.int(1, 30) : 0;
+      ranked[rng.int(0, ranked.length - 1)]?.add(rng.int(0, 12), rng.int(0, 9), delay > 0 ? { delay } : undefined);
+      keyed.add(rng.int(0, 12), rng.chance(0.3) ? { delay: rng.int(1, 30) } : undefined);
+    }
+    if (round === 5) keyed.pauseKey(1);
+    if (round === 20) keyed.resumeKey(1);
     if (rng.chance(0.5)) topic.publish(rng.int(0, 12));
     if (round === 15) for (const subscription of subscriptions.slice(0, 3)) subscription.unsubscribe();
     await vi.advanceTimersByTimeAsync(rng.int(0, 20));
@@ -109,7 +119,7 @@ async function serve(strategy: StrategyType, seed: number): Promise<string[]> {
 }
 
 describe('the built-in strategies over the kept eligible set', () => {
-  for (const name of ['Priority', 'RoundRobin', 'Weighted'] as const) {
+  for (const name of ['Priority', 'RoundRobin', 'Weighted', 'MaxLen', 'MinLen'] as const) {
     it(`Strategy.${name} serves exactly what its public pick(list) serves, with 70 sources that change`, async () => {
       for (const seed of [1, 2, 3]) {
         const fast = await serve(Strategy[name], seed);
@@ -124,7 +134,12 @@ describe('the built-in strategies over the kept eligible set', () => {
     const priority = await serve(Strategy.Priority, 1);
     const roundRobin = await serve(Strategy.RoundRobin, 1);
     const weighted = await serve(Strategy.Weighted, 1);
+    const maxLen = await serve(Strategy.MaxLen, 1);
+    const minLen = await serve(Strategy.MinLen, 1);
     expect(roundRobin).not.toEqual(priority);
     expect(weighted).not.toEqual(roundRobin);
+    expect(maxLen).not.toEqual(minLen);
+    expect(maxLen).not.toEqual(roundRobin);
+    expect(minLen).not.toEqual(priority);
   });
 });

@@ -1,3 +1,6 @@
+import type { EligibleSet } from '../core/eligible-set.js';
+import type { Source } from '../source.js';
+import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
 /**
@@ -19,8 +22,35 @@ function pickByLength(list: readonly SourceView[], sign: 1 | -1): SourceView {
   return best as SourceView;
 }
 
-const longest: Picker = Object.freeze({ pick: (list: readonly SourceView[]) => pickByLength(list, 1) });
-const shortest: Picker = Object.freeze({ pick: (list: readonly SourceView[]) => pickByLength(list, -1) });
+/**
+ * {@link pickByLength} over the eligible set: the same walk in list order, skipping the sources
+ * that are not eligible without asking each, and reading each length as its view would.
+ */
+function pickEligibleByLength(eligible: EligibleSet, list: readonly Source[], sign: 1 | -1): Source {
+  let best: Source | undefined;
+  let bestKey = -Infinity;
+  for (let at = eligible.first(); at >= 0; at = eligible.nextFrom(at + 1)) {
+    const source = list[at] as Source;
+    const key = sign * source.viewLength();
+    if (key > bestKey) {
+      best = source;
+      bestKey = key;
+    }
+  }
+  return best as Source;
+}
+
+/** A stateless picker by length: one serves every worker. */
+function byLength(sign: 1 | -1): Picker {
+  const picker: FastPicker = {
+    pick: (list: readonly SourceView[]) => pickByLength(list, sign),
+    [PICK_ELIGIBLE]: (eligible: EligibleSet, list: readonly Source[]) => pickEligibleByLength(eligible, list, sign),
+  };
+  return Object.freeze(picker);
+}
+
+const longest = byLength(1);
+const shortest = byLength(-1);
 
 /**
  * The eligible source with the most due jobs waiting; ties go to the first in the list. The
