@@ -27,6 +27,8 @@ export const LABELS = {
   'idle999-Priority': 'Strategy.Priority, 1000 queues, only the last busy',
   'idle999-RoundRobin': 'Strategy.RoundRobin, 1000 queues, only the last busy',
   'idle999-Weighted': 'Strategy.Weighted, 1000 queues (weights 1..4), only the last busy',
+  'idle999-MaxLen': 'Strategy.MaxLen, 1000 queues, only the last busy',
+  'idle999-MinLen': 'Strategy.MinLen, 1000 queues, only the last busy',
   'busy1000-Weighted': 'Strategy.Weighted, 1000 busy queues (weights 1..4)',
   plain: 'plain queue (no keys)',
   'keys-10': 'keys, 10 keys',
