@@ -8,7 +8,7 @@ describe('KeyHeap: keys by a number, then activation order, leaving lazily', () 
     for (let seed = 1; seed <= 30; seed++) {
       const rng = new Rng(seed);
       const random = (): number => rng.next();
-      const keys = Array.from({ length: 60 }, (_, i) => new WeightedKeyState(`k${i}`, undefined, undefined, i, 1));
+      const keys = Array.from({ length: 60 }, (_, i) => new WeightedKeyState(`k${i}`, `k${i}`, undefined, undefined, i, 1));
       const heap = new KeyHeap((key) => (key as WeightedKeyState).start);
       const inHeap = new Set<WeightedKeyState>();
       const least = (): WeightedKeyState | undefined => [...inHeap].sort((a, b) => a.start - b.start || a.order - b.order)[0];
@@ -43,7 +43,7 @@ describe('KeyHeap: keys by a number, then activation order, leaving lazily', () 
   });
 
   it('a key that left and joins again is in it once, at its new number', () => {
-    const [a, b] = [new WeightedKeyState('a', undefined, undefined, 0, 1), new WeightedKeyState('b', undefined, undefined, 1, 1)];
+    const [a, b] = [new WeightedKeyState('a', 'a', undefined, undefined, 0, 1), new WeightedKeyState('b', 'b', undefined, undefined, 1, 1)];
     const heap = new KeyHeap((key) => (key as WeightedKeyState).start);
     a.start = 5;
     b.start = 3;

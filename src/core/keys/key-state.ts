@@ -44,6 +44,8 @@ export class KeyRate extends RateWindow {
 export class KeyState extends KeyFifo {
   /** `String(key)`. */
   readonly name: string;
+  /** What its queue's map of active keys holds it by (`mapKey` of its name): forgetting it needs no parse. */
+  readonly heldAs: string | number;
   /**
    * Its due jobs, in the queue's order: itself in a FIFO queue (a key is a {@link KeyFifo}, so
    * one object, not two), a heap by priority in a priority queue.
@@ -68,9 +70,10 @@ export class KeyState extends KeyFifo {
   prev: KeyState | undefined = undefined;
   next: KeyState | undefined = undefined;
 
-  constructor(name: string, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number) {
+  constructor(name: string, heldAs: string | number, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number) {
     super();
     this.name = name;
+    this.heldAs = heldAs;
     this.jobs = jobs ?? this;
     this.rate = rate;
     this.order = order;
@@ -93,8 +96,8 @@ export class WeightedKeyState extends KeyState {
   /** In the heap of keys whose start has come (else the pending one). */
   startReached = false;
 
-  constructor(name: string, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number, weight: number) {
-    super(name, jobs, rate, order);
+  constructor(name: string, heldAs: string | number, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number, weight: number) {
+    super(name, heldAs, jobs, rate, order);
     this.weight = weight;
   }
 }

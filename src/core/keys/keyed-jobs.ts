@@ -87,6 +87,12 @@ export class KeyedJobs implements DueJobs {
   readonly #keys = new Map<string | number, KeyState>();
   /** The key {@link nameOf} last found: the add that follows needs no second lookup. */
   #found: KeyState | undefined = undefined;
+  /**
+   * The name {@link nameOf} last made of a number that is not an active key, and that number:
+   * the add that follows makes the key active under it without parsing the name back.
+   */
+  #madeName: string | undefined = undefined;
+  #madeFrom = 0;
   readonly #turns: Turns;
   readonly #rateWait = new KeyHeap(atOf);
   readonly #cooling = new KeyHeap(atOf);
@@ -184,7 +190,12 @@ export class KeyedJobs implements DueJobs {
         return known.name;
       }
     }
-    return keyName(what, key);
+    const name = keyName(what, key);
+    if (typeof key === 'number') {
+      this.#madeName = name;
+      this.#madeFrom = key === 0 ? 0 : key; // -0 is held as 0, like mapKey('0')
+    }
+    return name;
   }
 
   // ---------------------------------------------------------------- due jobs (DueJobs)
@@ -299,7 +310,7 @@ export class KeyedJobs implements DueJobs {
 
   /** Pauses `name` (made active with `weight` if it was not). Returns whether it changed. */
   pause(name: string, weight: number): boolean {
-    const key = this.#keys.get(mapKey(name)) ?? this.#activate(name, weight);
+    const key = this.#activeOrNew(name, weight);
     if (key.paused) return false;
     key.paused = true;
     this.#pausedDue += key.jobs.length;
@@ -360,7 +371,7 @@ export class KeyedJobs implements DueJobs {
     // A job that already joined keeps its key active (waiting, delayed or running): same state.
     if (known !== undefined) return known;
     const name = keyed.keyName;
-    const key = this.#foundAs(name) ?? this.#keys.get(mapKey(name)) ?? this.#activate(name, this.pendingWeights?.get(name) ?? 1);
+    const key = this.#foundAs(name) ?? this.#activeOrNew(name, this.pendingWeights?.get(name) ?? 1);
     keyed.keyState = key;
     return key;
   }
@@ -374,13 +385,19 @@ export class KeyedJobs implements DueJobs {
     return found !== undefined && found.name === name && !found.forgotten ? found : undefined;
   }
 
-  #activate(name: string, weight: number): KeyState {
+  /** The active key `name`, or a new one of weight `weight`. */
+  #activeOrNew(name: string, weight: number): KeyState {
+    const heldAs = name === this.#madeName ? this.#madeFrom : mapKey(name);
+    return this.#keys.get(heldAs) ?? this.#activate(name, heldAs, weight);
+  }
+
+  #activate(name: string, heldAs: string | number, weight: number): KeyState {
     const limit = this.limits.rateLimit;
     const jobs = this.#perKey?.();
     const rate = limit === undefined ? undefined : new KeyRate(limit.limit, limit.interval);
     const order = this.#order++;
-    const key = this.limits.weighted ? new WeightedKeyState(name, jobs, rate, order, weight) : new KeyState(name, jobs, rate, order);
-    this.#keys.set(mapKey(name), key);
+    const key = this.limits.weighted ? new WeightedKeyState(name, heldAs, jobs, rate, order, weight) : new KeyState(name, heldAs, jobs, rate, order);
+    this.#keys.set(heldAs, key);
     return key;
   }
 
@@ -420,7 +437,7 @@ export class KeyedJobs implements DueJobs {
       return;
     }
     this.#moveTo(key, Place.Idle);
-    this.#keys.delete(mapKey(key.name)); // forgotten
+    this.#keys.delete(key.heldAs); // forgotten
     key.forgotten = true;
     if (this.#found === key) this.#found = undefined;
   }
