@@ -206,6 +206,8 @@ export class JobExtras {
   successor: JobRecord | undefined = undefined;
   /** Set while this job waits for its predecessor's handler (see `Core.hold`). */
   held = false;
+  /** That predecessor, while this job is held: the id goes back to it if this job leaves unheld. */
+  heldBehind: JobRecord | undefined = undefined;
   /** The running attempt's deadline, when it has a timeout. */
   deadline: Deadline | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */

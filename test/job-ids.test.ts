@@ -221,6 +221,47 @@ describe('redrive and ids', () => {
     expect(q.add('x', { id: 'job-1' })).toBe(redriven);
   });
 
+  for (const leave of ['cancel', 'purge'] as const) {
+    it(`gives the id back to the dead job whose handler still runs when its held redrive leaves by ${leave}()`, async () => {
+      vi.useFakeTimers();
+      let running = 0;
+      let mostRunning = 0;
+      // 'slow' ignores its 100 ms timeout and runs 1 s: it fails for good at 100 ms, its handler still running.
+      const worker = new Worker<string, string>(
+        (job) => {
+          running++;
+          mostRunning = Math.max(mostRunning, running);
+          return new Promise((resolve) =>
+            setTimeout(
+              () => {
+                running--;
+                resolve(job.data);
+              },
+              job.data === 'slow' ? 1000 : 10,
+            ),
+          );
+        },
+        { timeout: 100, concurrency: 2 },
+      );
+      const q = worker.bindQueue();
+      const first = q.add('slow', { id: 'job-a' });
+      await vi.advanceTimersByTimeAsync(100);
+      expect(first.status).toBe('failed');
+      expect(q.add('again', { id: 'job-a' })).toBe(first); // in use: its handler runs
+      const held = worker.redrive(worker.deadLetters[0] as NonNullable<(typeof worker.deadLetters)[0]>);
+      expect(q.add('again', { id: 'job-a' })).toBe(held); // the held redrive took it over
+      if (leave === 'cancel') expect(held.cancel()).toBe(true);
+      else expect(q.purge()).toBe(1);
+      expect(q.add('third', { id: 'job-a' })).toBe(first); // back with the job whose handler runs
+      await vi.advanceTimersByTimeAsync(1000); // that handler returns: the id is free
+      const fourth = q.add('fourth', { id: 'job-a' });
+      expect(fourth).not.toBe(first);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(fourth.status).toBe('succeeded');
+      expect(mostRunning).toBe(1); // never two jobs of one id at once
+    });
+  }
+
   it('keeps a generated id without claiming it: redriving a job that had no id never dedupes', async () => {
     const worker = new Worker(() => {
       throw new Error('no');

@@ -241,10 +241,24 @@ export class Core {
   hold(job: JobRecord, blocker: JobRecord): void {
     const ext = job.extras();
     ext.held = true;
+    ext.heldBehind = blocker;
     if (ext.id !== undefined) claimId(job, ext.id); // taken over from the blocker, if it is the same id
     blocker.extras().successor = job;
     (job.home.held ??= new Set()).add(job);
     this.waiting++;
+  }
+
+  /**
+   * A held redrive leaves without joining (cancelled, purged): the id it took over goes back to
+   * the job it waited for, whose handler still runs, so the id stays in use until that handler
+   * returns (SPEC 5).
+   */
+  #giveIdBack(job: JobRecord): void {
+    const ext = job.extras();
+    const blocker = ext.heldBehind;
+    ext.heldBehind = undefined;
+    releaseId(job);
+    if (blocker?.inFlight === true && ext.id !== undefined && blocker.ext?.id === ext.id) claimId(blocker, ext.id);
   }
 
   /** A job whose `signal` had already aborted when it was added: it settles cancelled and never joins its source. */
@@ -587,6 +601,7 @@ export class Core {
     const ext = job.extras();
     if (!ext.held || job.state !== State.Waiting) return;
     ext.held = false;
+    ext.heldBehind = undefined;
     job.home.held?.delete(job);
     this.waiting--; // admit counts it again
     // Always with the time: it is due from now on, and its add order (from the redrive) is older
@@ -638,6 +653,7 @@ export class Core {
     if (running) this.#endAttempt(job);
     else if (job.ext?.held === true) {
       job.ext.held = false; // never joins its source now
+      this.#giveIdBack(job);
       source.held?.delete(job);
       this.waiting--;
       this.#shrunk(source);
@@ -697,6 +713,7 @@ export class Core {
       for (const job of held) {
         if (key !== undefined && job.key !== key) continue;
         (job.ext as NonNullable<JobRecord['ext']>).held = false; // never joins now
+        this.#giveIdBack(job);
         held.delete(job);
         jobs.push(job);
         this.waiting--;
