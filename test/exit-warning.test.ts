@@ -61,6 +61,24 @@ describe('the beforeExit warning', () => {
     ]);
   });
 
+  it('warns for a running worker whose every waiting job sits in a paused key, saying to resume the keys', async () => {
+    const result = await run('paused-key');
+    expect(result.killed, result.stderr).toBe(false);
+    expect(result.code).toBe(0);
+    expect(result.lines).toEqual([{ status: 'running', waiting: 2, active: 1 }, { beforeExit: 1 }]);
+    expect(result.warnings).toEqual([
+      'QmuxWarning: worker "tenants" is running with 2 waiting jobs that it may not start, and the process is about to exit ' +
+        'without running them; resume their paused keys to run them (or purge() their sources to drop them)',
+    ]);
+  });
+
+  it('does not warn about a paused key when some waiting job is in a key that is not paused', async () => {
+    const result = await run('paused-key-and-other-work');
+    expect(result.code).toBe(0);
+    expect(result.lines).toEqual([{ running: 1, waiting: 2 }, { beforeExit: 1 }]);
+    expect(result.warnings).toEqual([]);
+  });
+
   it('warns for a halted worker', async () => {
     const result = await run('halted');
     expect(result.code).toBe(0);

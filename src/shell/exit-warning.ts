@@ -46,10 +46,16 @@ export function watchExit(watch: ExitWatch, name: string, core: Core): void {
 export function strandedJobs(core: Core): number {
   if (core.waiting === 0) return 0;
   if (core.phase !== Phase.Started) return core.waiting;
-  // Keys (SPEC 10): a started worker whose every waiting job sits in a paused key strands them
-  // as well; once keys exist, return core.waiting here in that case (the warning then names the
-  // paused keys through `hint` below).
-  return 0;
+  // Keys (SPEC 10): a started worker strands its waiting jobs too when every one of them sits in
+  // a paused key (the warning then says to resume them, see `hint`). O(active keys), at exit only.
+  let stranded = 0;
+  for (const source of core.list) {
+    const waiting = source.length;
+    if (waiting === 0) continue;
+    if (source.keys === undefined || source.keys.waitingInPausedKeys() !== waiting) return 0;
+    stranded += waiting;
+  }
+  return stranded;
 }
 
 /** What to call so that the stranded jobs run. */

@@ -165,6 +165,13 @@ export class KeyedJobs implements DueJobs {
     return this.delayed.countDueWhere(horizon, (job) => (job as KeyedJobRecord).keyState === key && job.state !== State.Cancelled);
   }
 
+  /** Jobs waiting in paused keys, due or delayed: O(active keys). */
+  waitingInPausedKeys(): number {
+    let waiting = 0;
+    for (const key of this.#keys.values()) if (key.paused) waiting += key.jobs.length + key.delayed;
+    return waiting;
+  }
+
   /** Jobs of `name` waiting, due or delayed. */
   waitingOf(name: string): number {
     const key = this.#keys.get(mapKey(name));
