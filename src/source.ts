@@ -389,6 +389,16 @@ export abstract class Source<T = unknown, R = unknown> {
     keys.pendingWeights = weights;
   }
 
+  /**
+   * @internal Before an add or a pause of a keyed queue with per-key rate limits: the core forgets
+   * a key whose last start has left its window only at its next decision, so the time is brought
+   * to now first. Such a key is then new to the call that comes: it joins the end of the turn
+   * order and its weight is asked again (SPEC 10).
+   */
+  keysToNow(): void {
+    if (this.keys?.timed === true) this.core.advanceKeys(this as Source, this.host.clock.now());
+  }
+
   /** @internal The add that {@link weighKeys} prepared is over. */
   keysAdded(): void {
     if (this.keys !== undefined) this.keys.pendingWeights = undefined;
@@ -404,6 +414,7 @@ export abstract class Source<T = unknown, R = unknown> {
   pauseKeyed(key: unknown): void {
     const name = this.keyArgument('pauseKey(key)', key);
     const keys = this.keys as KeyedJobs;
+    this.keysToNow();
     let weight = 1;
     if (!keys.has(name) && this.keyWeight !== undefined) weight = checkWeight(name, this.keyWeight(name));
     this.core.pauseKey(this as Source, name, weight);
@@ -464,8 +475,9 @@ export abstract class Source<T = unknown, R = unknown> {
    */
   enqueue(data: T, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<T, R> {
     // An active key has its weight: only the add that makes a key active asks for one.
-    if (key === undefined || this.keyWeight === undefined || (this.keys as KeyedJobs).has(key))
-      return this.host.add(this, data, priority, parsed, key);
+    if (key === undefined) return this.host.add(this, data, priority, parsed, key);
+    this.keysToNow();
+    if (this.keyWeight === undefined || (this.keys as KeyedJobs).has(key)) return this.host.add(this, data, priority, parsed, key);
     this.weighKeys([key]);
     try {
       return this.host.add(this, data, priority, parsed, key);
@@ -484,6 +496,7 @@ export abstract class Source<T = unknown, R = unknown> {
     const refused = this.refusal(items.length);
     if (refused !== undefined) throw refused;
     if (names !== undefined) {
+      this.keysToNow();
       const counts = new Map<string, number>();
       for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
       for (const [name, count] of counts) {

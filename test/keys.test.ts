@@ -252,9 +252,10 @@ describe('turn order', () => {
     expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'd', 'a', 'b', 'c', 'd', 'a', 'b', 'c']);
   });
 
-  it('a key that is not eligible is skipped without spending a turn', async () => {
-    // b is paused when its turn comes: c goes, and b, resumed, still has its turn in this round,
-    // before a and c have their second.
+  it('a key that is not eligible is skipped without spending a turn, and keeps its place', async () => {
+    // b is paused when its turn comes: the turn goes on to c. Resumed, b is back at its place,
+    // between a and c: its turn comes when the turn order next passes it (as RoundRobin skips a
+    // source, SPEC 4).
     const { gate, worker } = manual();
     const q = worker.bindQueue({ keys: { by: byTenant } });
     for (const t of ['a', 'b', 'c']) for (let n = 0; n < 2; n++) q.add({ tenant: t, n });
@@ -266,7 +267,7 @@ describe('turn order', () => {
     expect(keysOf(gate)).toEqual(['a', 'c']);
     q.resumeKey('b');
     await drain(gate);
-    expect(keysOf(gate)).toEqual(['a', 'c', 'b', 'a', 'c', 'b']);
+    expect(keysOf(gate)).toEqual(['a', 'c', 'a', 'b', 'c', 'b']);
   });
 
   it('a key at its keys.concurrency waits outside the turn order and rejoins it when its slot frees', async () => {
@@ -279,8 +280,61 @@ describe('turn order', () => {
     gate.started[1]?.finish(); // b done: a is capped, so c goes
     await flushMicrotasks();
     expect(keysOf(gate)).toEqual(['a', 'b', 'c']);
-    await drain(gate);
-    expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'b', 'a', 'c']);
+    await drain(gate); // a finishes first: after c, the turn order comes round to a, then b
+    expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+  });
+
+  it('a key keeps the place it took when it became active, whatever it waits for meanwhile', async () => {
+    // Paused and resumed before anything started: still first.
+    {
+      const { gate, worker } = manual();
+      const q = worker.bindQueue({ keys: { by: byTenant } });
+      for (const t of ['a', 'b', 'c']) for (let n = 0; n < 2; n++) q.add({ tenant: t, n });
+      q.pauseKey('a');
+      q.resumeKey('a');
+      worker.start();
+      await drain(gate);
+      expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+    }
+    // Paused before its jobs arrived: it became active then, first of all.
+    {
+      const { gate, worker } = manual();
+      const q = worker.bindQueue({ keys: { by: byTenant } });
+      q.pauseKey('z');
+      for (const t of ['a', 'b', 'z']) for (let n = 0; n < 2; n++) q.add({ tenant: t, n });
+      q.resumeKey('z');
+      worker.start();
+      await drain(gate);
+      expect(keysOf(gate)).toEqual(['z', 'a', 'b', 'z', 'a', 'b']);
+    }
+    // Its jobs were delayed: active from their add, between a and c.
+    {
+      const { gate, worker } = manual();
+      const q = worker.bindQueue({ keys: { by: byTenant } });
+      q.add({ tenant: 'a', n: 0 });
+      q.add({ tenant: 'b', n: 0 }, { delay: 10 });
+      q.add({ tenant: 'c', n: 0 });
+      q.add({ tenant: 'a', n: 1 });
+      q.add({ tenant: 'c', n: 1 });
+      q.add({ tenant: 'b', n: 1 }, { delay: 10 });
+      await vi.advanceTimersByTimeAsync(10);
+      worker.start();
+      await drain(gate);
+      expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+    }
+    // Nothing due for a while, but still active (its job runs): it does not fall behind b.
+    {
+      const { gate, worker } = manual(2);
+      const q = worker.bindQueue({ keys: { by: byTenant } });
+      q.add({ tenant: 'a', n: 0 });
+      for (const t of ['b', 'c']) for (let n = 0; n < 2; n++) q.add({ tenant: t, n });
+      worker.start();
+      await flushMicrotasks();
+      expect(keysOf(gate)).toEqual(['a', 'b']);
+      q.add({ tenant: 'a', n: 1 });
+      await drain(gate);
+      expect(keysOf(gate)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+    }
   });
 
   it('orders jobs by priority within their key only, in a priority queue', async () => {
@@ -478,6 +532,55 @@ describe('weights', () => {
     expect(q.keyCount).toBe(0);
     q.add({ tenant: 7 });
     expect(calls).toEqual(['7', '7']);
+  });
+
+  it('asks keys.weight again of a rate-limited key whose last start has left its window, before the core next decides', async () => {
+    const calls: string[] = [];
+    const plan: Record<string, number> = { a: 1, b: 1 };
+    const order: string[] = [];
+    const worker = new Worker((job: Job<Task>) => void order.push(job.key as string));
+    const q = worker.bindQueue({
+      keys: { by: byTenant, rateLimit: { limit: 1000, interval: 100 }, weight: (key) => (calls.push(key), plan[key] as number) },
+    });
+    q.add({ tenant: 'a' });
+    await vi.advanceTimersByTimeAsync(500); // a's start left its window at 100; nothing has asked the core since
+    expect(calls).toEqual(['a']);
+    plan.a = 5;
+    for (let n = 0; n < 60; n++) {
+      q.add({ tenant: 'a', n });
+      q.add({ tenant: 'b', n });
+    }
+    expect(calls).toEqual(['a', 'a', 'b']);
+    order.length = 0;
+    await vi.advanceTimersByTimeAsync(0);
+    const as = order.slice(0, 30).filter((key) => key === 'a').length;
+    expect(Math.abs(as - 25)).toBeLessThan(3); // 30 starts at 5:1
+    // The same through pauseKey, and through addAll.
+    await vi.advanceTimersByTimeAsync(500);
+    q.pauseKey('a');
+    q.resumeKey('a');
+    q.addAll([{ tenant: 'b' }]);
+    expect(calls).toEqual(['a', 'a', 'b', 'a', 'b']);
+  });
+
+  it('a rate-limited key whose last start has left its window is new to the next add: it joins the end of the turn order', async () => {
+    const { gate, worker } = manual();
+    const q = worker.bindQueue({ keys: { by: byTenant, rateLimit: { limit: 100, interval: 100 } } });
+    q.add({ tenant: 'z', n: 0 }); // place 0
+    q.add({ tenant: 'a', n: 0 }); // place 1
+    q.pauseKey('z');
+    worker.start();
+    await flushMicrotasks();
+    q.add({ tenant: 'b', n: 0 }); // place 2
+    gate.finishOldest(); // a's last start, at 0, leaves its window at 100; b starts
+    await flushMicrotasks();
+    expect(keysOf(gate)).toEqual(['a', 'b']);
+    await vi.advanceTimersByTimeAsync(500); // nothing asks the core meanwhile: b still runs
+    q.add({ tenant: 'a', n: 1 }); // a new key: after b
+    q.add({ tenant: 'b', n: 1 });
+    q.resumeKey('z');
+    await drain(gate);
+    expect(keysOf(gate)).toEqual(['a', 'b', 'a', 'z', 'b']);
   });
 
   it('a weight that is not a positive finite number makes the add throw naming keys.weight', () => {

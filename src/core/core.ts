@@ -294,6 +294,16 @@ export class Core {
     return moved;
   }
 
+  /**
+   * Time has come to `now` for the keys of `source`, a keyed queue with per-key rate limits, as at
+   * a decision: keys whose window has opened can run, keys whose last start has left it are
+   * forgotten. Before an add or a pause asks whether its key is active.
+   */
+  advanceKeys(source: Source, now: number): void {
+    source.keys?.advance(now);
+    this.dispatcher.touch(source);
+  }
+
   #promote(now: number, batch: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).

@@ -5,7 +5,8 @@
  * are found by word scans that climb at most every level and come down one word per level:
  * O(log32 n), two levels up to 1024 positions, three up to 32768.
  *
- * The dispatcher keeps the eligible sources here by list position (see `Dispatcher.touch`).
+ * The dispatcher keeps the eligible sources here by list position (see `Dispatcher.touch`), and
+ * a keyed queue the places of its ready keys (see `RoundRobinTurns`).
  *
  * @internal
  */

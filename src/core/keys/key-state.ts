@@ -65,10 +65,8 @@ export class KeyState extends KeyFifo {
   place: Place = Place.Idle;
   /** Moves on each time it joins or leaves a heap (rate windows, cooling, a weighted turn heap): see `KeyHeap`. */
   heapToken = 0;
-  // -- turn order with equal weights: the round it is due in, and its neighbours in that round's list.
-  round = 0;
-  prev: KeyState | undefined = undefined;
-  next: KeyState | undefined = undefined;
+  /** Its place in the turn order with equal weights (activation order, renumbered as keys come and go; see `RoundRobinTurns`). */
+  turnAt = -1;
 
   constructor(name: string, heldAs: string | number, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number) {
     super();

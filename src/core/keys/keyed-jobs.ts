@@ -107,7 +107,7 @@ export class KeyedJobs implements DueJobs {
   constructor(limits: KeyLimits, perKey: (() => DueJobs) | undefined) {
     this.limits = limits;
     this.#perKey = perKey;
-    this.#turns = limits.weighted ? new WeightedTurns() : new RoundRobinTurns();
+    this.#turns = limits.weighted ? new WeightedTurns() : new RoundRobinTurns(this.#keys);
     this.delayed = new KeyedDelayedJobs(this);
   }
 
@@ -404,6 +404,7 @@ export class KeyedJobs implements DueJobs {
     const rate = limit === undefined ? undefined : new KeyRate(limit.limit, limit.interval);
     const order = this.#order++;
     const key = this.limits.weighted ? new WeightedKeyState(name, heldAs, jobs, rate, order, weight) : new KeyState(name, heldAs, jobs, rate, order);
+    this.#turns.activated(key);
     this.#keys.set(heldAs, key);
     return key;
   }
@@ -446,6 +447,7 @@ export class KeyedJobs implements DueJobs {
     this.#moveTo(key, Place.Idle);
     this.#keys.delete(key.heldAs); // forgotten
     key.forgotten = true;
+    this.#turns.forgotten();
     if (this.#found === key) this.#found = undefined;
   }
 

@@ -1,95 +1,125 @@
+import { EligibleSet } from '../eligible-set.js';
 import { KeyHeap } from './key-heap.js';
-import type { KeyState, WeightedKeyState } from './key-state.js';
+import { type KeyState, Place, type WeightedKeyState } from './key-state.js';
 
 /**
  * The turn order of a keyed queue: the keys that may give a job now (`Ready`), and whose turn
- * it is. Keys that cannot run are not in it (see `Place`), so every operation costs O(1) with
- * equal weights and O(log k) with weights, however many keys wait outside.
+ * it is. Keys that cannot run are not in it (see `Place`), so choosing costs O(log32 k) with equal
+ * weights (at most four word scans up to a million keys) and O(log k) with weights, however many
+ * keys wait outside.
  *
  * @internal
  */
 export interface Turns {
   /** Keys in the turn order. */
   readonly size: number;
-  /** A key becomes ready: a new one joins the end, one that was skipped gets its turn back. */
+  /** A key became active (before its queue holds it): it takes its place at the end. */
+  activated(key: KeyState): void;
+  /** A key was forgotten (its queue no longer holds it). */
+  forgotten(): void;
+  /** A key becomes ready: it is in the turn order, at its place. */
   add(key: KeyState): void;
-  /** A ready key can no longer run (paused, nothing due) without having been served. */
+  /** A ready key can no longer run (paused, nothing due, at its cap) without having been served. */
   remove(key: KeyState): void;
   /** The key whose turn it is; only when `size > 0`. */
   pick(): KeyState;
-  /** The picked key gave a job: charge its turn (it stays in the order until told otherwise). */
+  /** The picked key gave a job: the turn moves past it (it stays in the order until told otherwise). */
   served(key: KeyState): void;
 }
 
-/** An intrusive doubly linked list of keys: O(1) append and unlink, no allocation. */
-class KeyList {
-  head: KeyState | undefined = undefined;
-  tail: KeyState | undefined = undefined;
-  length = 0;
-
-  push(key: KeyState): void {
-    key.prev = this.tail;
-    key.next = undefined;
-    if (this.tail === undefined) this.head = key;
-    else this.tail.next = key;
-    this.tail = key;
-    this.length++;
-  }
-
-  unlink(key: KeyState): void {
-    if (key.prev === undefined) this.head = key.next;
-    else key.prev.next = key.next;
-    if (key.next === undefined) this.tail = key.prev;
-    else key.next.prev = key.prev;
-    key.prev = undefined;
-    key.next = undefined;
-    this.length--;
-  }
-}
+/** Fewest places the equal-weight turn order keeps room for. */
+const MIN_PLACES = 64;
 
 /**
- * Equal weights: round-robin in rounds. Every key has one turn per round, in the order the keys
- * became active; served keys move to the next round's list. A key that was skipped (not
- * eligible when its turn came) keeps its turn: when it becomes eligible again within the round
- * it rejoins the current round (after the keys still waiting for their turn in it), so it is
- * served before any key gets a second turn. A new key joins the end of the current round.
+ * Equal weights: round-robin among the ready keys in the order the keys became active (SPEC 10).
+ * Every active key has a place (`KeyState.turnAt`), ready or not; the ready keys' places are in
+ * a set, and the next turn is the first ready place after the place of the key served last, or
+ * the first one when none is after it. A new key takes the place after every other (the end of
+ * the turn order); a key that cannot run keeps its place and is skipped without spending a
+ * turn; a key forgotten and made active again is a new key. A key's turn comes once per pass
+ * over the places, so one that had nothing waiting for a while gets no burst.
+ *
+ * Places grow with every activation: when they run out, the active keys are numbered again from
+ * 0 in activation order (the queue's map of active keys holds them in that order), in room for
+ * twice their number, and the room shrinks the same way once most keys are forgotten, so memory
+ * follows the active keys and each renumbering is paid for by the activations or forgets before it.
  */
 export class RoundRobinTurns implements Turns {
-  #current = new KeyList();
-  #next = new KeyList();
-  #round = 0;
+  /** The queue's active keys, in activation order. */
+  readonly #active: ReadonlyMap<unknown, KeyState>;
+  /** Places of the ready keys. */
+  readonly #ready = new EligibleSet();
+  /** The ready key at each place. */
+  #atPlace: (KeyState | undefined)[] = [];
+  /** The place the next key to become active takes. */
+  #nextPlace = 0;
+  /** The place of the key served last (which may have left since), or -1. */
+  #last = -1;
+
+  constructor(active: ReadonlyMap<unknown, KeyState>) {
+    this.#active = active;
+    this.#renumber();
+  }
 
   get size(): number {
-    return this.#current.length + this.#next.length;
+    return this.#ready.size;
+  }
+
+  activated(key: KeyState): void {
+    if (this.#nextPlace === this.#ready.capacity) this.#renumber();
+    key.turnAt = this.#nextPlace++;
+  }
+
+  forgotten(): void {
+    const room = this.#ready.capacity;
+    if (room > MIN_PLACES && this.#active.size * 8 < room) this.#renumber();
   }
 
   add(key: KeyState): void {
-    if (key.round > this.#round) this.#next.push(key);
-    else {
-      key.round = this.#round; // a key gone for a long time gets one turn, no burst
-      this.#current.push(key);
-    }
+    this.#ready.add(key.turnAt);
+    this.#atPlace[key.turnAt] = key;
   }
 
   remove(key: KeyState): void {
-    // A key's round says which list holds it: the current round's, or the next one's.
-    (key.round > this.#round ? this.#next : this.#current).unlink(key);
+    this.#ready.delete(key.turnAt);
+    this.#atPlace[key.turnAt] = undefined;
   }
 
   pick(): KeyState {
-    if (this.#current.length === 0) {
-      const done = this.#current;
-      this.#current = this.#next;
-      this.#next = done;
-      this.#round++;
-    }
-    return this.#current.head as KeyState;
+    const ready = this.#ready;
+    let at = ready.nextFrom(this.#last + 1);
+    if (at < 0) at = ready.first();
+    return this.#atPlace[at] as KeyState;
   }
 
   served(key: KeyState): void {
-    this.#current.unlink(key);
-    key.round = this.#round + 1;
-    this.#next.push(key);
+    this.#last = key.turnAt;
+  }
+
+  /**
+   * Numbers the active keys' places again from 0, in room for twice as many: the order of places
+   * and where the last-served key stood among them stay as they were.
+   */
+  #renumber(): void {
+    const room = Math.max(MIN_PLACES, 2 ** Math.ceil(Math.log2(2 * (this.#active.size + 1))));
+    const ready = this.#ready;
+    ready.reset(room);
+    const atPlace = new Array<KeyState | undefined>(room);
+    const last = this.#last;
+    let lastNow = -1;
+    let place = 0;
+    for (const key of this.#active.values()) {
+      if (key.turnAt <= last) lastNow = place;
+      key.turnAt = place;
+      if (key.place === Place.Ready) {
+        ready.add(place);
+        atPlace[place] = key;
+      }
+      place++;
+    }
+    this.#atPlace = atPlace;
+    this.#nextPlace = place;
+    this.#last = lastNow;
   }
 }
 
@@ -116,6 +146,11 @@ export class WeightedTurns implements Turns {
   #time = 0;
   #totalWeight = 0;
   size = 0;
+
+  /** Activation order is only a tie-break here, kept by the key itself (`KeyState.order`). */
+  activated(): void {}
+
+  forgotten(): void {}
 
   add(state: KeyState): void {
     const key = state as WeightedKeyState; // a queue with weights makes only those
