@@ -101,7 +101,7 @@ export class RoundRobinTurns implements Turns {
    * and where the last-served key stood among them stay as they were.
    */
   #renumber(): void {
-    const room = Math.max(MIN_PLACES, 2 ** Math.ceil(Math.log2(2 * (this.#active.size + 1))));
+    const room = Math.max(MIN_PLACES, 2 * (this.#active.size + 1));
     const ready = this.#ready;
     ready.reset(room);
     const atPlace = new Array<KeyState | undefined>(room);
