@@ -95,6 +95,34 @@ describe('job.updateProgress in an async handler', () => {
     second?.finish();
   });
 
+  it('ignores a report from an attempt that timed out and will be retried, while its handler still runs', async () => {
+    vi.useFakeTimers();
+    const events: unknown[] = [];
+    // The first attempt ignores its 100 ms timeout: it reports at 150 ms and returns at 200 ms.
+    const worker = new Worker(
+      async (job: Job<string>) => {
+        if (job.attempt === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          job.updateProgress('stale');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return;
+        }
+        job.updateProgress('second');
+      },
+      { timeout: 100, retry: { attempts: 2 } },
+    );
+    worker.on('progress', (_job, value) => events.push(value));
+    const handle = worker.bindQueue().add('a');
+    await vi.advanceTimersByTimeAsync(150);
+    expect(handle.status).toBe('running'); // timed out, waiting for the handler before its retry
+    expect(handle.progress).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(100);
+    await handle.settled();
+    expect(handle.status).toBe('succeeded');
+    expect(handle.progress).toBe('second');
+    expect(events).toEqual(['second']);
+  });
+
   it('refuses undefined as a report with a TypeError naming the call', async () => {
     const gate = new Gate<string>();
     const worker = new Worker(gate.handler);

@@ -640,10 +640,11 @@ export class Core {
   /**
    * The handler of `job` reported `value`: recorded as the job's latest progress if an attempt of
    * it is running and it has not settled. Returns whether it was (the shell then emits
-   * `progress`); a late report changes nothing.
+   * `progress`); a late report changes nothing, and neither does one from an attempt that has
+   * timed out and whose handler still runs before the retry (it is between two attempts).
    */
   progress(job: JobRecord, value: JobProgress): boolean {
-    if (job.state !== State.Running || !job.inFlight) return false;
+    if (job.state !== State.Running || !job.inFlight || job.ext?.attemptFailed === true) return false;
     job.extras().progress = value;
     return true;
   }
