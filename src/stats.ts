@@ -74,7 +74,7 @@ export function zeroCounters(): WorkerCounters {
 export interface SourceStats {
   /** Jobs waiting, due or delayed (`queue.length`). */
   waiting: number;
-  /** Waiting jobs that are due. */
+  /** Waiting jobs that are due (a redriven job waiting for its predecessor's handler to settle counts here). */
   due: number;
   /** Waiting jobs that are not due yet. */
   delayed: number;
@@ -287,12 +287,13 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
     if (age !== null && (oldest === null || age > oldest)) oldest = age;
     // Delayed jobs whose time has come are due, though they may still wait in the delayed jobs
     // (a promotion moves them as they are needed): counted there, in O(their number), not moved.
-    const held = source.delayed.length === 0 ? 0 : source.delayed.countDueBy(now);
-    dueButHeld += held;
+    const dueInDelayed = source.delayed.length === 0 ? 0 : source.delayed.countDueBy(now);
+    dueButHeld += dueInDelayed;
     setEntry(sources, source.name, {
       waiting: source.length,
-      due: source.due.length + held,
-      delayed: source.delayed.length - held,
+      // A redrive held behind its predecessor's handler (`Core.hold`) is due: it joins as soon as that settles.
+      due: source.due.length + dueInDelayed + (source.held === undefined ? 0 : source.held.size),
+      delayed: source.delayed.length - dueInDelayed,
       running: source.running,
       oldestDueAgeMs: age,
       counters: { ...source.counters },

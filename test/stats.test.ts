@@ -237,6 +237,35 @@ describe('per-source numbers', () => {
   });
 });
 
+describe('a redrive held behind its predecessor', () => {
+  it('is waiting and due (in stats and in the metrics), not neither', async () => {
+    let release = (): void => undefined;
+    let calls = 0;
+    const worker = new Worker<string>(
+      () =>
+        ++calls > 1
+          ? undefined
+          : new Promise<void>((_, reject) => {
+              release = () => reject(new Error('late'));
+            }),
+      { name: 'w', timeout: 100 },
+    );
+    const q = worker.bindQueue({ name: 'q' });
+    const first = q.add('ignores its signal');
+    await vi.advanceTimersByTimeAsync(150);
+    expect(first.status).toBe('failed'); // timed out for good; its handler still runs
+    worker.redrive(worker.deadLetters[0] as NonNullable<(typeof worker.deadLetters)[0]>);
+    const stats = worker.stats().sources.q;
+    expect(stats).toMatchObject({ waiting: 1, due: 1, delayed: 0, running: 1 }); // the predecessor's handler holds its slot
+    const metrics = new Registry().add(worker).metrics();
+    expect(metrics).toContain('qmux_jobs_waiting{worker="w",source="q",state="due"} 1\n');
+    expect(metrics).toContain('qmux_jobs_waiting{worker="w",source="q",state="delayed"} 0\n');
+    release();
+    await worker.waitUntilIdle();
+    expect(worker.stats().sources.q).toMatchObject({ waiting: 0, due: 0, delayed: 0 });
+  });
+});
+
 describe('sources named like Object.prototype members', () => {
   it('a source named "__proto__" is listed in stats().sources like any other, for Object.keys and JSON', async () => {
     const worker = new Worker(() => undefined, { autoRun: false });
