@@ -574,6 +574,28 @@ describe('custom strategies', () => {
     expect(full.length).toBe(2);
   });
 
+  it('gets a list it cannot reorder: a pick that sorts it in place throws, halts the worker, and the list order stays', async () => {
+    const sorting: Strategy = {
+      name: 'SortsInPlace',
+      create: () => ({
+        pick: (list) => {
+          (list as SourceView[]).sort((a, b) => b.length - a.length);
+          return list[0] as SourceView;
+        },
+      }),
+    };
+    const worker = new Worker(() => undefined, { strategy: sorting, autoRun: false });
+    const a = worker.bindQueue({ name: 'a' });
+    const b = worker.bindQueue({ name: 'b' });
+    a.add(1);
+    for (let i = 0; i < 3; i++) b.add(i);
+    worker.start();
+    await expect(worker.waitUntilIdle()).rejects.toBeInstanceOf(InvariantError);
+    expect(worker.status).toBe('halted');
+    expect(Object.keys(worker.stats().sources)).toEqual(['a', 'b']);
+    expect(worker.numPending).toBe(4);
+  });
+
   it('keeps one picker per worker (state is not shared between workers)', async () => {
     let created = 0;
     const counting: Strategy = {

@@ -15,8 +15,12 @@ import { RateHeld } from './rate-held.js';
 export class Dispatcher {
   /** Every bound source in list order. */
   readonly list: Source[] = [];
-  /** Their views, same order: what the strategy gets. */
-  readonly views: SourceView[] = [];
+  /**
+   * Their views, same order: what the strategy gets. Frozen, and made anew at each bind and
+   * unbind, so that a strategy that sorts or splices the list it was given (plain JavaScript
+   * ignores `readonly`) throws instead of reordering the worker's sources for good.
+   */
+  views: readonly SourceView[] = Object.freeze([]);
   /** The time of the decision in progress; the views' `eligible` reads it. */
   now = 0;
   /** Bound sources with a rate limit (their own or per key): while any exists, decisions depend on the time. */
@@ -59,7 +63,7 @@ export class Dispatcher {
       if (at < 0) at = list.length;
     }
     list.splice(at, 0, source);
-    this.views.splice(at, 0, source.view);
+    this.views = Object.freeze(list.map((each) => each.view));
     this.#reindex(at);
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited++;
     if (source.keys?.timed === true) this.timedKeys.push(source);
@@ -79,7 +83,7 @@ export class Dispatcher {
     }
     source.rateHeldAt = Number.NaN;
     this.list.splice(at, 1);
-    this.views.splice(at, 1);
+    this.views = Object.freeze(this.list.map((each) => each.view));
     this.#reindex(at);
     source.index = -1;
     this.#fast?.[UNBOUND]?.(source);
