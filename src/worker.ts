@@ -864,30 +864,38 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const remotes = this.#remotes;
     if (remotes !== undefined) this.#syncRemotes(remotes);
     if (core.slotsInUse !== 0) return;
-    if (core.phase === Phase.Stopped && this.#stopWaiters.length > 0) {
-      const waiters = this.#stopWaiters;
-      this.#stopWaiters = [];
-      if (remotes === undefined || remotes.length === 0) this.#stopped(waiters);
-      else {
-        // Their outcomes recorded and their connections closed: only then is the worker stopped.
-        const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
-          if (this.#quiescing === quiescing) this.#quiescing = undefined;
-          this.#stopped(waiters);
-        });
-        this.#quiescing = quiescing;
-      }
-    }
+    this.#completeStop();
     if (core.waiting !== 0) return;
     if (this.#busy && core.phase === Phase.Started) {
       this.#busy = false;
       emitState(this, 'idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
       if (core.slotsInUse !== 0 || core.waiting !== 0) return;
+      // Or stopped the worker: its own settle returns at once while this one acts on the notes
+      // (a cancel, a purge), so the stop is completed here.
+      this.#completeStop();
     }
     if (this.#idleWaiters.length > 0) {
       const waiters = this.#idleWaiters;
       this.#idleWaiters = [];
       for (const waiter of waiters) waiter.resolve();
+    }
+  }
+
+  /** With nothing running: a `stop()` in progress is complete once its remote sources are quiet. */
+  #completeStop(): void {
+    if (this.#core.phase !== Phase.Stopped || this.#stopWaiters.length === 0) return;
+    const remotes = this.#remotes;
+    const waiters = this.#stopWaiters;
+    this.#stopWaiters = [];
+    if (remotes === undefined || remotes.length === 0) this.#stopped(waiters);
+    else {
+      // Their outcomes recorded and their connections closed: only then is the worker stopped.
+      const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
+        if (this.#quiescing === quiescing) this.#quiescing = undefined;
+        this.#stopped(waiters);
+      });
+      this.#quiescing = quiescing;
     }
   }
 

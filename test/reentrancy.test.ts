@@ -100,6 +100,35 @@ describe('an idle listener that adds work', () => {
   });
 });
 
+describe('an idle listener that stops the worker', () => {
+  for (const how of ['its last job finishing', 'its last waiting job cancelled', 'a purge'] as const) {
+    it(`completes that stop (its promise resolves, stopped is emitted) when idle came from ${how}`, async () => {
+      vi.useFakeTimers();
+      const worker = new Worker(() => 'done');
+      const queue = worker.bindQueue();
+      const first = queue.add(1, { delay: 1000 });
+      if (how === 'a purge') queue.add(2, { delay: 1000 });
+      await flushMicrotasks();
+      const events: string[] = [];
+      worker.on('stopped', () => events.push('stopped'));
+      let resolved = false;
+      worker.once('idle', () => {
+        events.push('idle');
+        void worker.stop().then(() => {
+          resolved = true;
+        });
+      });
+      if (how === 'a purge') expect(queue.purge()).toBe(2);
+      else if (how === 'its last waiting job cancelled') expect(first.cancel()).toBe(true);
+      else await vi.advanceTimersByTimeAsync(1000);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(worker.status).toBe('stopped');
+      expect(events).toEqual(['idle', 'stopped']);
+      expect(resolved).toBe(true);
+    });
+  }
+});
+
 describe('a strategy whose pick pauses, stops or lowers the concurrency', () => {
   /** First eligible source, after calling `sideEffect` once (on the first pick). */
   function sideEffecting(sideEffect: () => void): Strategy {
