@@ -36,7 +36,7 @@ export interface WorkerOptions {
   strategy?: Strategy;
   /** Start dispatching at once. Default true; with false, nothing runs until `start()`. */
   autoRun?: boolean;
-  /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`...). */
+  /** Used in errors, events and a `Registry`. Default: generated (`worker-1`, `worker-2`..., skipping the names of live workers). */
   name?: string;
   /** Retry policy for every job (a job's `retry` add option overrides it field by field). Default: no retry. */
   retry?: RetryOptions;

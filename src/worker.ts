@@ -29,7 +29,7 @@ import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
-import { ExitWatch, watchExit } from './shell/exit-warning.js';
+import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
 import { WakeTimer } from './shell/wake-timer.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -39,6 +39,14 @@ export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker
 export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
 
 let workerCount = 0;
+
+/** A worker name no live worker has: `worker-<n>`, skipping names users gave. */
+function generatedName(): string {
+  let name: string;
+  do name = `worker-${++workerCount}`;
+  while (workerNameInUse(name));
+  return name;
+}
 
 interface Waiter {
   resolve(): void;
@@ -126,7 +134,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
-    this.name = config.name ?? `worker-${++workerCount}`;
+    this.name = config.name ?? generatedName();
     this.strategy = strategy;
     this.#handler = handler as Handler<T, R>;
     this.#core = new Core({

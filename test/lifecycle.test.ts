@@ -112,6 +112,17 @@ describe('the allowed-call table (SPEC 2)', () => {
   }
 });
 
+describe('the generated name', () => {
+  it('is unique: it skips a name a live worker was given', () => {
+    const first = new Worker(() => undefined, { autoRun: false });
+    const n = Number(first.name.replace('worker-', ''));
+    const named = new Worker(() => undefined, { autoRun: false, name: `worker-${n + 1}` });
+    const generated = new Worker(() => undefined, { autoRun: false });
+    expect(generated.name).not.toBe(named.name);
+    expect(generated.name).toBe(`worker-${n + 2}`);
+  });
+});
+
 describe('statuses', () => {
   it('goes initiated, idle, running, pausing, paused, running, idle, stopping, stopped', async () => {
     const gate = new Gate<string>();

@@ -40,6 +40,15 @@ export function watchExit(watch: ExitWatch, name: string, core: Core): void {
 }
 
 /**
+ * Whether a live worker of this process is named `name` (the watched workers are every live
+ * worker: the set doubles as the one process-wide list of them). O(workers), at construction.
+ */
+export function workerNameInUse(name: string): boolean {
+  for (const ref of watched) if (ref.deref()?.name === name) return true;
+  return false;
+}
+
+/**
  * How many of `core`'s waiting jobs (due or delayed) it may not start, and why; 0 when it may
  * start them (or nothing waits).
  */
