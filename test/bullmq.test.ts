@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMQSource } from '../src/bullmq/index.js';
 import { RemoteSourceError, Strategy, Worker, type Job } from '../src/index.js';
-import { REDIS_MISSING_NOTICE, RedisServer, redisRequired, redisServerInstalled } from './support/redis-server.js';
+import { freePort, REDIS_MISSING_NOTICE, RedisServer, redisRequired, redisServerInstalled } from './support/redis-server.js';
 
 const available = redisServerInstalled;
 if (!available && !redisRequired) console.warn(REDIS_MISSING_NOTICE);
@@ -185,6 +185,125 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
       await worker.stop();
     }
   }, 60_000);
+
+  it('a paused worker claims nothing: a job added while it is paused stays waiting, and runs once after resume()', async () => {
+    const queue = newQueue();
+    const runs: string[] = [];
+    const worker = new Worker((job: Job<number>) => void runs.push(job.id));
+    worker.on('error', () => undefined);
+    worker.bindRemote(source(queue));
+    await until('the blocking fetch waits', async () => (await queue.getJobCounts('wait')).wait === 0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    worker.pause();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await queue.add('j', 1);
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // a fetch left waiting would have claimed it by now
+    expect(await queue.getJobCounts('wait', 'active')).toEqual({ wait: 1, active: 0 });
+    worker.resume();
+    await until('completed', async () => (await queue.getJobCounts('completed')).completed === 1);
+    expect(runs).toHaveLength(1);
+    await worker.stop();
+  }, 30_000);
+
+  it('a script whose worker is paused with a remote source bound exits by itself (no connection is kept)', async () => {
+    const queue = newQueue();
+    await queue.add('j', 1);
+    const fixture = new URL('./fixtures/bullmq-paused.mjs', import.meta.url).pathname;
+    const child = spawn(process.execPath, [fixture, String(redis.port), queue.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
+    if (code === 'still running') child.kill('SIGKILL');
+    expect(out).toContain('paused');
+    expect(code, out).toBe(0);
+    expect(await queue.getJobCounts('completed')).toEqual({ completed: 1 });
+  }, 30_000);
+
+  it('records no lost lock for a job whose outcome was being recorded when its claim was renewed', async () => {
+    const queue = newQueue();
+    const total = 600;
+    await queue.addBulk(Array.from({ length: total }, (_, i) => ({ name: 'j', data: i })));
+    const errors: unknown[] = [];
+    const worker = new Worker(() => new Promise((resolve) => setTimeout(resolve, 5)), { concurrency: 8 });
+    worker.on('error', (error) => errors.push(error));
+    // Renewed every 125 ms: many renewals cross outcome calls. (A real loss needs a stall of 250 ms.)
+    const remote = worker.bindRemote(source(queue, { lockDuration: 250 }), { name: 'short' });
+    await until('all completed', async () => (await queue.getJobCounts('completed')).completed === total, 30_000);
+    const done = await queue.getCompleted(0, total);
+    expect(done.every((job) => job.attemptsMade === 1)).toBe(true);
+    expect(remote.outage.lostLocks).toBe(0);
+    expect(errors).toEqual([]);
+    await worker.stop();
+  }, 40_000);
+
+  it("emits failed, not retrying, for a job that throws BullMQ's UnrecoverableError with attempts left", async () => {
+    const { UnrecoverableError } = await import('bullmq');
+    const queue = newQueue();
+    await queue.add('j', 1, { attempts: 3 });
+    const events: string[] = [];
+    const worker = new Worker(() => {
+      throw new UnrecoverableError('fatal');
+    });
+    worker.on('retrying', (job) => events.push(`retrying ${job.id}`));
+    worker.on('failed', (job) => events.push(`failed ${job.id}`));
+    worker.bindRemote(source(queue));
+    await until('failed in BullMQ', async () => (await queue.getJobCounts('failed')).failed === 1);
+    const [failed] = await queue.getFailed();
+    expect(failed?.attemptsMade).toBe(1);
+    await until('the event', () => events.length > 0);
+    expect(events).toEqual([`failed ${failed?.id}`]);
+    await worker.stop();
+  });
+
+  it('Redis unreachable: pausing neither ends the outage nor makes resume() report a second one, and stop() resolves', async () => {
+    const errors: unknown[] = [];
+    const worker = new Worker(() => undefined);
+    worker.on('error', (error) => errors.push(error));
+    const port = await freePort(); // nothing listens there
+    worker.bindRemote(new BullMQSource('nowhere', { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null } }), { name: 'down' });
+    await until('degraded', () => worker.health().status === 'degraded', 10_000);
+    worker.pause();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const whilePaused = worker.health().status;
+    worker.resume();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect({ whilePaused, afterResume: worker.health().status, reports: errors.length }).toEqual({
+      whilePaused: 'degraded',
+      afterResume: 'degraded',
+      reports: 1,
+    });
+    const outcome = await Promise.race([
+      worker.stop().then(() => 'stopped'),
+      new Promise((resolve) => setTimeout(() => resolve('stop() still pending'), 10_000)),
+    ]);
+    expect(outcome).toBe('stopped');
+  }, 30_000);
+
+  it('stop() resolves when Redis went away while the worker idled', async () => {
+    const own = await RedisServer.start();
+    const queue = new Queue(`drop${++queueCount}`, { connection: own.connection });
+    queue.on('error', () => undefined);
+    await queue.add('j', 1);
+    await queue.close();
+    const worker = new Worker(() => 'x');
+    worker.on('error', () => undefined);
+    worker.bindRemote(new BullMQSource(queue.name, { connection: own.connection }), { name: 'r' });
+    try {
+      await until('the job ran', () => worker.stats().counters.succeeded === 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await own.stop();
+      await until('degraded', () => worker.health().status === 'degraded', 10_000);
+      const outcome = await Promise.race([
+        worker.stop().then(() => 'stopped'),
+        new Promise((resolve) => setTimeout(() => resolve('stop() still pending'), 10_000)),
+      ]);
+      expect(outcome).toBe('stopped');
+    } finally {
+      await own.destroy();
+    }
+  }, 30_000);
 
   it('three consumer processes, one SIGKILLed mid-run: every job completes, only jobs of the killed one run twice', async () => {
     const queue = newQueue();

@@ -49,9 +49,42 @@ class BullRemoteJob<T = unknown> implements RemoteJob<T> {
   get maxAttempts(): number {
     return this.job.opts.attempts ?? 1;
   }
+  /**
+   * BullMQ's own rule (`Job.shouldRetryJob`): attempts left, not an `UnrecoverableError`, and
+   * under the queue's `maxStartedAttempts`. (A backoff function that returns -1 also fails the
+   * job for good; that is known only once BullMQ has run it, so such a failure reads as retrying.)
+   */
+  retries(error: unknown): boolean {
+    const job = this.job;
+    if (error instanceof bullmq.UnrecoverableError || (error as { name?: unknown } | null)?.name === 'UnrecoverableError') return false;
+    const maxStarted = (job as unknown as { queue?: { opts?: { maxStartedAttempts?: number } } }).queue?.opts?.maxStartedAttempts;
+    if (maxStarted !== undefined && maxStarted > 0 && maxStarted <= (job.attemptsStarted ?? 0)) return false;
+    return job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+  }
 }
 
 const ABORTED = Symbol('aborted');
+
+/** How long `close()` waits for a blocking fetch while Redis is unreachable. */
+const UNREACHABLE_CLOSE_MS = 1000;
+
+/** What `pending` resolves to within `ms`, else (or if it rejects) `undefined`; the timer does not keep the process alive. */
+function settledWithin<V>(pending: Promise<V | undefined>, ms: number): Promise<V | undefined> {
+  return new Promise<V | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref?.();
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      },
+    );
+  });
+}
 
 /**
  * A BullMQ queue as a remote source of a qmux worker (SPEC 9), through BullMQ's
@@ -254,12 +287,17 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
     this.#worker = undefined;
     const pending = this.#pending;
     this.#pending = undefined;
-    if (pending !== undefined) {
+    // (A connection never made resolves its client never: that is unreachable too.)
+    const reachable = (await settledWithin(worker.getBackend().client, UNREACHABLE_CLOSE_MS))?.status === 'ready';
+    if (pending !== undefined && reachable) {
       // Interrupt the blocking wait (its connection is dedicated to it), then hand back what it got.
       await (worker.getBackend() as { disconnectBlocking?(wait?: boolean): Promise<void> }).disconnectBlocking?.(false);
       const job = await pending.catch(() => undefined);
       if (job !== undefined) await job.moveToWait(job.token as string).catch(() => undefined);
     }
-    await worker.close();
+    // With Redis down, a fetch still waiting waits for a connection that the forced close below
+    // ends: it got nothing from Redis, and nothing is waited for (interrupting it would wait too).
+    // Redis down: quitting would wait in the connection's offline queue for as long; disconnect instead.
+    await worker.close(!reachable);
   }
 }

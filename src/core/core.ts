@@ -562,7 +562,7 @@ export class Core {
    * and `failed` (SPEC 9).
    */
   #failRemote(job: RemoteJobRecord, error: unknown): void {
-    if (job.engineRetries) {
+    if (job.engineRetries(error)) {
       this.counters.retried++;
       job.home.counters.retried++;
       this.outbox.record(Note.RemoteRetrying, job, error, 0);

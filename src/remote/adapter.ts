@@ -28,6 +28,12 @@ export interface RemoteJob<T = unknown> {
    * as `failed`. Default 1: every failure is final.
    */
   readonly maxAttempts?: number;
+  /**
+   * Whether the engine runs the job again after this attempt fails with `error`, when that takes
+   * more than `maxAttempts` (BullMQ: an `UnrecoverableError` is never retried). Without it, an
+   * attempt below `maxAttempts` is retried.
+   */
+  retries?(error: unknown): boolean;
 }
 
 /**

@@ -28,8 +28,16 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
     return this.remote.attempt;
   }
 
-  /** Whether the engine runs the job again after this attempt fails. */
-  get engineRetries(): boolean {
-    return this.remote.attempt < (this.remote.maxAttempts ?? 1);
+  /**
+   * Set while a call that records its outcome or hands it back is in flight: its claim is not
+   * renewed then, and the engine saying it is gone is that call's answer to give.
+   */
+  recording = false;
+
+  /** Whether the engine runs the job again after this attempt fails with `error`. */
+  engineRetries(error: unknown): boolean {
+    const remote = this.remote;
+    if (remote.retries !== undefined) return remote.retries(error);
+    return remote.attempt < (remote.maxAttempts ?? 1);
   }
 }

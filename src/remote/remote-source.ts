@@ -81,6 +81,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #quietWaiters: (() => void)[] = [];
   #extendTimer: ReturnType<typeof setInterval> | undefined = undefined;
   #extending = false;
+  /** Set once it has closed its adapter while the worker may not start jobs; the next claim reopens it. */
+  #shut = false;
   /** Set while the worker stops it: it finishes what it holds and closes the adapter. */
   #quiescing: Promise<void> | undefined = undefined;
   #closing: Promise<void> | undefined = undefined;
@@ -158,8 +160,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     if (this.core.phase !== Phase.Started || this.closed) {
       this.#claim?.abort();
       if (this.due.length > 0) this.#handBack();
+      // Paused or halted with none of its jobs running: it holds no connection either (SPEC 2 and
+      // 9), so that nothing of it keeps the process alive and no blocking fetch claims meanwhile.
+      if (!this.closed && !this.#shut && this.running === 0) void this.quiesce();
       return;
     }
+    this.#shut = false;
     if (this.#claim !== undefined || this.#claimTimer !== undefined || this.#quiescing !== undefined) return;
     const room = this.prefetch - this.due.length;
     if (room > 0) this.#startClaim(room);
@@ -216,7 +222,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       .then(() => this.#shutDown())
       .then(() => {
         this.#quiescing = undefined;
-        this.sync(); // start() may have come meanwhile
+        this.#shut = true;
+        this.sync(); // start() or resume() may have come meanwhile
       });
     return this.#quiescing;
   }
@@ -250,7 +257,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${String(jobs)}`));
       return;
     }
-    this.#answered();
+    // An aborted claim resolves to nothing without asking the engine: that is no answer, and must
+    // not end an outage.
+    if (!controller.signal.aborted || jobs.length > 0) this.#answered();
     const accept = this.core.phase === Phase.Started && !this.closed && this.#quiescing === undefined;
     let taken = 0;
     for (const remote of jobs) {
@@ -297,6 +306,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   // ---------------------------------------------------------------- outcomes and releases
 
   #call(job: RemoteJobRecord<T, R>, call: Call): void {
+    job.recording = true;
     let answer: Promise<void>;
     try {
       const adapter = this.remote;
@@ -320,6 +330,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #callFailed(job: RemoteJobRecord<T, R>, call: Call, error: unknown): void {
+    job.recording = false;
     if (isLockLost(error)) {
       this.#answered(); // the engine answered, only not what we hoped
       this.#lost(job);
@@ -333,6 +344,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #done(job: RemoteJobRecord<T, R>): void {
+    job.recording = false;
     this.#let(job);
     this.#io--;
     this.#checkQuiet();
@@ -361,7 +373,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #extend(): void {
     if (this.#extending) return;
     const jobs: RemoteJob<T>[] = [];
-    for (const job of this.#held.values()) if (!job.lockLost) jobs.push(job.remote);
+    // A job whose outcome is being recorded is not renewed: the engine may record it first, and
+    // would then report its claim gone when it was only finished.
+    for (const job of this.#held.values()) if (!job.lockLost && !job.recording) jobs.push(job.remote);
     if (jobs.length === 0) return;
     this.#extending = true;
     // biome-ignore lint/suspicious/noConfusingVoidType: what RemoteAdapter.extend resolves to
@@ -378,7 +392,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         if (Array.isArray(lost)) {
           for (const remote of lost) {
             const job = this.#held.get(remote);
-            if (job !== undefined) this.#lost(job);
+            if (job !== undefined && !job.recording) this.#lost(job);
           }
         }
       },
