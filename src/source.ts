@@ -11,6 +11,7 @@ import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
 import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats } from './keys.js';
+import { AddBatches } from './internal/add-batches.js';
 import { isSampled, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 
@@ -224,6 +225,10 @@ export abstract class Source<T = unknown, R = unknown> {
   #sampled: SampledAdds | undefined = undefined;
   /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
   firstIntoEmpty: JobRecord | undefined = undefined;
+  /** @internal The batch of adds (see `Worker`) whose first job here was last noted ({@link noteBatch}). */
+  batchNoted = 0;
+  /** A FIFO source's add times by batch: its oldest due job's age (see {@link oldestDueAgeMs}). */
+  #batches: AddBatches | undefined = undefined;
   #firstIntoEmptyAt = 0;
   /** @internal Redriven jobs waiting for their predecessor's handler to settle (see `Core.hold`). */
   held: Set<JobRecord> | undefined = undefined;
@@ -525,6 +530,18 @@ export abstract class Source<T = unknown, R = unknown> {
     this.#firstIntoEmptyAt = now;
   }
 
+  /**
+   * @internal `job`, added at `now`, is the first this source got in batch `batch` of the
+   * worker's adds. A FIFO source keeps its add time by batch, which gives the exact age of its
+   * oldest due job whatever the sampling; other sources need none (their oldest is not their next).
+   */
+  noteBatch(job: JobRecord, now: number, batch: number): void {
+    this.batchNoted = batch;
+    if (this.due.needsEveryDue || this.keys !== undefined) return;
+    const oldest = this.due.peek();
+    (this.#batches ??= new AddBatches()).note(job.seq, now, oldest === undefined ? job.seq : oldest.seq);
+  }
+
   /** @internal A sampled job (see `isSampled`) joined this source at `now`: keeps its add time while it waits. */
   noteSampled(job: JobRecord, now: number): void {
     (this.#sampled ??= new SampledAdds()).add(job, now);
@@ -540,12 +557,26 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal How long the oldest due job has waited, ms, as far as the timed jobs tell: the
-   * sampled ones, the first added to an empty source, and the next job if it carries a due time;
-   * failing those, the time since the source last left empty, an upper bound.
+   * @internal How long the oldest due job has waited, ms. In a FIFO source (a queue, a
+   * subscription, a remote source) that is its next job, timed exactly from its due time or its
+   * batch of adds. Elsewhere, as far as the timed jobs tell: the sampled ones, the first added to
+   * an empty source, and the next job if it carries a due time; failing those, the time since the
+   * source last left empty, an upper bound.
    */
   oldestDueAgeMs(now: number): number | null {
     if (this.due.length === 0) return null;
+    // A FIFO source's next job is its oldest due one: due since its due time, or since its batch
+    // of adds began. (A due job still held with the delayed ones may be older.)
+    const batches = this.#batches;
+    if (batches !== undefined) {
+      const next = this.due.peek() as JobRecord;
+      const since = next.dueAt !== UNTIMED ? next.dueAt : batches.addedBy(next.seq);
+      if (since !== undefined) {
+        let age = now - since;
+        if (this.delayed.length > 0 && this.delayed.nextDueAt() <= now) age = Math.max(age, now - this.delayed.nextDueAt());
+        return Math.round(age * 1000) / 1000;
+      }
+    }
     let age = -1;
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
@@ -575,6 +606,7 @@ export abstract class Source<T = unknown, R = unknown> {
   /** @internal Lets go of every waiting job the stats point at (a purge). */
   forgetWaiting(): void {
     this.#sampled = undefined;
+    this.#batches?.clear();
     this.firstIntoEmpty = undefined;
   }
 

@@ -90,6 +90,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #awaiters: Awaiter[] = [];
   #bindCount = 0;
   #passScheduled = false;
+  /** The batch of adds in progress (see {@link #noteBatch}): the adds of one synchronous run. */
+  #addBatch = 1;
+  #batchEnding = false;
+  readonly #endBatch = (): void => {
+    this.#batchEnding = false;
+    this.#addBatch++;
+  };
   readonly #promotionTask: () => void;
   #promotionScheduled = false;
   /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
@@ -494,6 +501,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
         if (wasEmpty) source.noteFirst(job, now);
         if (isSampled(job.seq)) source.noteSampled(job, now);
+        if (source.batchNoted !== this.#addBatch) this.#noteBatch(source, job, now);
         this.#busy = true;
         if (core.phase === Phase.Started) this.#schedulePass();
       },
@@ -567,10 +575,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const wasEmpty = source.length === 0;
     const timed = runAt !== undefined || source.timed > 0;
     const sampled = isSampled(job.seq);
-    if (now === UNTIMED && (timed || wasEmpty || sampled)) now = this.#clock.now();
+    const firstOfBatch = source.batchNoted !== this.#addBatch;
+    if (now === UNTIMED && (timed || wasEmpty || sampled || firstOfBatch)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
     if (sampled) source.noteSampled(job, now);
+    if (firstOfBatch) this.#noteBatch(source, job, now);
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
@@ -599,10 +609,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const wasEmpty = source.length === 0;
     const timed = source.timed > 0;
     const sampled = isSampled(job.seq);
-    const now = timed || wasEmpty || sampled ? this.#clock.now() : UNTIMED;
+    const firstOfBatch = source.batchNoted !== this.#addBatch;
+    const now = timed || wasEmpty || sampled || firstOfBatch ? this.#clock.now() : UNTIMED;
     core.admitDue(job, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
     if (sampled) source.noteSampled(job, now);
+    if (firstOfBatch) this.#noteBatch(source, job, now);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
     return job;
@@ -621,6 +633,18 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   // ---------------------------------------------------------------- decision passes
+
+  /**
+   * `job`, added at `now`, is the first of this batch of adds (one synchronous run) in `source`:
+   * the source notes its time, for the age of its oldest due job (`Source.noteBatch`). The batch
+   * ends with the run: one microtask per batch, not per add.
+   */
+  #noteBatch(source: Source, job: JobRecord, now: number): void {
+    source.noteBatch(job, now, this.#addBatch);
+    if (this.#batchEnding) return;
+    this.#batchEnding = true;
+    queueMicrotask(this.#endBatch);
+  }
 
   /** Batches every add of one synchronous run into one decision pass, as SPEC 4 asks. */
   #schedulePass(): void {

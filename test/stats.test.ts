@@ -282,6 +282,55 @@ describe('sources named like Object.prototype members', () => {
 });
 
 describe('oldestDueAgeMs', () => {
+  it('of a FIFO queue that flows but never empties is the age of its oldest due job, not the time since it was last empty', async () => {
+    // One slot, each job runs 100 ms, one job added every 100 ms: four or five always wait, none for long.
+    const addedAt = new Map<number, number>();
+    const started = new Set<number>();
+    const worker = new Worker<number>(
+      (job) => {
+        started.add(job.data);
+        return sleep(100);
+      },
+      { concurrency: 1 },
+    );
+    const q = worker.bindQueue({ name: 'q' });
+    let n = 0;
+    const add = (): void => {
+      addedAt.set(n, performance.now());
+      q.add(n++);
+    };
+    for (let i = 0; i < 4; i++) add();
+    let worst = 0;
+    for (let t = 0; t < 300; t++) {
+      add();
+      await vi.advanceTimersByTimeAsync(100);
+      let oldest = Infinity;
+      for (const [data, at] of addedAt) if (!started.has(data)) oldest = Math.min(oldest, at);
+      const exact = performance.now() - oldest;
+      worst = Math.max(worst, Math.abs((worker.stats().sources.q?.oldestDueAgeMs as number) - exact));
+    }
+    expect(q.length).toBeLessThanOrEqual(5);
+    expect(worst).toBe(0);
+  });
+
+  it('of a FIFO queue is exact for jobs added in turns of their own, whatever the sampling', async () => {
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { autoRun: false, concurrency: 1 });
+    const q = worker.bindQueue({ name: 'q' });
+    for (let i = 0; i < 5; i++) {
+      q.add(i);
+      await vi.advanceTimersByTimeAsync(1000); // each add in a turn of its own, a second apart
+    }
+    expect(worker.stats().sources.q?.oldestDueAgeMs).toBe(5000);
+    worker.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gate.started).toHaveLength(1);
+    expect(worker.stats().sources.q?.oldestDueAgeMs).toBe(4000); // the second job, added at 1 s
+    gate.finishOldest();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(worker.stats().sources.q?.oldestDueAgeMs).toBe(3000);
+  });
+
   it('is null for an empty source and grows with time for a source stuck behind its rate limit', async () => {
     const worker = new Worker(() => undefined, { concurrency: 4 });
     const limited = worker.bindQueue({ name: 'limited', rateLimit: { limit: 1, interval: 10_000 } });
