@@ -401,7 +401,7 @@ export abstract class Source<T = unknown, R = unknown> {
    * order and its weight is asked again (SPEC 10).
    */
   keysToNow(): void {
-    if (this.keys?.timed === true) this.core.advanceKeys(this as Source, this.host.clock.now());
+    if (this.keys?.timed === true && this.core.advanceKeys(this as Source, this.host.clock.now())) this.host.wake();
   }
 
   /** @internal The add that {@link weighKeys} prepared is over. */

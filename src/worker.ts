@@ -250,7 +250,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // A delayed job is due once its time has passed, whether or not a pass has run since (every
     // slot may be busy): it counts as due where it waits (see `snapshot`: a million of them are
     // counted, not moved), and a pass starts it if a slot is free.
-    if (core.promote(now) > 0 || core.promotionPending) this.#schedulePass();
+    // So do keys whose rate window has opened (the promotion lets them in, out of the heap the
+    // timer was armed for): a pass starts them too.
+    if (core.promote(now) > 0 || core.promotionPending || core.dispatcher.timedKeys.length > 0) this.#schedulePass();
     return snapshot(this.name, core, this.#metrics, now);
   }
 
@@ -712,6 +714,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       const error = new TimeoutError(deadline.ms, job.id);
       // The retry hooks are user code: they run before the transition and hand their answer in.
       const delay = core.needsVerdict(job) ? this.#retryVerdict(job, error) : -1;
+      if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, error);
       core.timeOut(deadline, error, delay, Date.now());
       this.#drain();
     }
@@ -765,7 +768,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         if (core.needsVerdict(job)) {
           if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
           delay = this.#retryVerdict(job, value);
-        }
+        } else if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, value);
         core.fail(job, value, delay, this.#clock.now(), Date.now());
       }
     } catch (invariantError) {

@@ -583,6 +583,31 @@ describe('weights', () => {
     expect(keysOf(gate)).toEqual(['a', 'b', 'a', 'z', 'b']);
   });
 
+  for (const via of ['pauseKey', 'stats'] as const) {
+    it(`a key whose rate window opened in a ${via}() call, just before the worker's timer, still starts`, async () => {
+      const starts: [unknown, number][] = [];
+      const worker = new Worker((job: Job<Task>) => void starts.push([job.key, Date.now() - T0]), { concurrency: 4 });
+      const q = worker.bindQueue({ keys: { by: byTenant, rateLimit: { limit: 1, interval: 1000 } } });
+      // User code at 1000, just before qmux's own timer for that instant: it brings the keys to
+      // now ('a' is ready again), then a cancel re-arms the worker's timer without a pass.
+      setTimeout(() => {
+        if (via === 'pauseKey') q.pauseKey('z');
+        else worker.stats();
+        c.cancel();
+      }, 1000);
+      q.pauseKey('c');
+      const c = q.add({ tenant: 'c' });
+      q.add({ tenant: 'a' });
+      q.add({ tenant: 'a' });
+      await vi.advanceTimersByTimeAsync(0);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(starts).toEqual([
+        ['a', 0],
+        ['a', 1000],
+      ]);
+    });
+  }
+
   it('a weight that is not a positive finite number makes the add throw naming keys.weight', () => {
     const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
     const weights: Record<string, unknown> = { zero: 0, neg: -1, nan: Number.NaN, inf: Infinity, str: '2' };

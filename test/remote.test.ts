@@ -436,6 +436,40 @@ describe('locks', () => {
 });
 
 describe('faults', () => {
+  it("an adapter job's retries() that throws is a fault of the source, not a halt: the attempts decide, the slot frees, stop() resolves", async () => {
+    const engine = new MemoryEngine();
+    engine.add({ n: 1 }, { attempts: 3 });
+    const adapter = engine.adapter();
+    const claim = adapter.claim.bind(adapter);
+    adapter.claim = async (max: number, signal: AbortSignal) =>
+      (await claim(max, signal)).map((job) =>
+        Object.assign(job, {
+          retries(): boolean {
+            throw new Error('adapter bug');
+          },
+        }),
+      );
+    const errors: unknown[] = [];
+    const events: string[] = [];
+    const worker = new Worker(() => {
+      throw new Error('boom');
+    });
+    worker.on('error', (error) => errors.push(error));
+    worker.on('retrying', () => events.push('retrying'));
+    worker.bindRemote(adapter, { name: 'r' });
+    await settle();
+    expect(worker.status).not.toBe('halted');
+    expect(events[0]).toBe('retrying'); // attempt 1 of 3
+    expect(errors.some((error) => error instanceof RemoteSourceError)).toBe(true);
+    let stopped = false;
+    void worker.stop().then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(60_000);
+    await flushMicrotasks(50);
+    expect({ stopped, slots: worker.numProcessing }).toEqual({ stopped: true, slots: 0 });
+  });
+
   it('an unreachable engine: the source is not eligible, the worker is degraded naming it, one report per outage; then healthy, nothing lost', async () => {
     const engine = new MemoryEngine();
     for (let i = 0; i < 10; i++) engine.add(i);

@@ -119,6 +119,8 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   #watcher: ((error: unknown) => void) | undefined = undefined;
   /** Whether the last claim found jobs: the next one first tries without blocking. */
   #busyQueue = false;
+  /** The close in progress, if any. */
+  #closing: Promise<void> | undefined = undefined;
 
   /**
    * @param queueName - the BullMQ queue to consume
@@ -281,10 +283,21 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
    * Closes the BullMQ worker and its connections (a later claim reopens them). A blocking fetch
    * still waiting is interrupted; a job it got meanwhile goes back to waiting.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
+    // A close while one is in progress (a source closed while its paused worker quiesces it)
+    // resolves when that one has closed the connections, not before.
+    if (this.#closing !== undefined) return this.#closing;
     const worker = this.#worker;
-    if (worker === undefined) return;
+    if (worker === undefined) return Promise.resolve();
     this.#worker = undefined;
+    const closing = this.#close(worker).finally(() => {
+      if (this.#closing === closing) this.#closing = undefined;
+    });
+    this.#closing = closing;
+    return closing;
+  }
+
+  async #close(worker: BullWorker<T, R>): Promise<void> {
     const pending = this.#pending;
     this.#pending = undefined;
     // (A connection never made resolves its client never: that is unreachable too.)

@@ -297,11 +297,15 @@ export class Core {
   /**
    * Time has come to `now` for the keys of `source`, a keyed queue with per-key rate limits, as at
    * a decision: keys whose window has opened can run, keys whose last start has left it are
-   * forgotten. Before an add or a pause asks whether its key is active.
+   * forgotten. Before an add or a pause asks whether its key is active. Returns whether the
+   * source became eligible (the shell then runs a pass: the keys let in left the heap that the
+   * worker's timer was armed for).
    */
-  advanceKeys(source: Source, now: number): void {
+  advanceKeys(source: Source, now: number): boolean {
+    const was = source.inEligible;
     source.keys?.advance(now);
     this.dispatcher.touch(source);
+    return !was && source.inEligible;
   }
 
   #promote(now: number, batch: number): number {
@@ -562,7 +566,7 @@ export class Core {
    * and `failed` (SPEC 9).
    */
   #failRemote(job: RemoteJobRecord, error: unknown): void {
-    if (job.engineRetries(error)) {
+    if (job.engineRetries) {
       this.counters.retried++;
       job.home.counters.retried++;
       this.outbox.record(Note.RemoteRetrying, job, error, 0);

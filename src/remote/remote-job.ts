@@ -34,10 +34,9 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
    */
   recording = false;
 
-  /** Whether the engine runs the job again after this attempt fails with `error`. */
-  engineRetries(error: unknown): boolean {
-    const remote = this.remote;
-    if (remote.retries !== undefined) return remote.retries(error);
-    return remote.attempt < (remote.maxAttempts ?? 1);
-  }
+  /**
+   * Whether the engine runs the job again after the attempt that is failing: asked of the adapter
+   * by the shell before the transition (`RemoteSource.judge`), read by the core.
+   */
+  engineRetries = false;
 }

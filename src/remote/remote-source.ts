@@ -204,6 +204,25 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     );
   }
 
+  /**
+   * @internal An attempt of `job` is failing with `error` (its handler failed, or it timed out):
+   * asks whether the engine will run it again, before the core's transition reads the answer
+   * (`RemoteJob.retries`, adapter code, or else its attempts). An adapter that throws here is a
+   * fault of the source, and the attempts decide.
+   */
+  judge(job: RemoteJobRecord<T, R>, error: unknown): void {
+    const remote = job.remote;
+    let retries = remote.attempt < (remote.maxAttempts ?? 1);
+    if (remote.retries !== undefined) {
+      try {
+        retries = remote.retries(error) === true;
+      } catch (fault) {
+        this.#fault(`could not tell whether job ${job.id} will be retried`, fault);
+      }
+    }
+    job.engineRetries = retries;
+  }
+
   /** @internal A claimed, unstarted job was cancelled or purged: hand it back. */
   release(job: RemoteJobRecord<T, R>): void {
     this.#io++;
