@@ -208,6 +208,8 @@ export class JobExtras {
   held = false;
   /** That predecessor, while this job is held: the id goes back to it if this job leaves unheld. */
   heldBehind: JobRecord | undefined = undefined;
+  /** When it was held (the worker's clock): it is due from then. */
+  heldSince = 0;
   /** The running attempt's deadline, when it has a timeout. */
   deadline: Deadline | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */

@@ -227,6 +227,8 @@ export abstract class Source<T = unknown, R = unknown> {
   firstIntoEmpty: JobRecord | undefined = undefined;
   /** @internal The batch of adds (see `Worker`) whose first job here was last noted ({@link noteBatch}). */
   batchNoted = 0;
+  /** @internal Whether it times its adds by batch: a FIFO source, whose next job is its oldest (see {@link noteBatch}). */
+  readonly notesBatches: boolean;
   /** A FIFO source's add times by batch: its oldest due job's age (see {@link oldestDueAgeMs}). */
   #batches: AddBatches | undefined = undefined;
   #firstIntoEmptyAt = 0;
@@ -261,6 +263,7 @@ export abstract class Source<T = unknown, R = unknown> {
     this.maxRunning = options?.concurrency ?? Infinity;
     this.rate = options?.rateLimit === undefined ? undefined : new RateWindow(options.rateLimit.limit, options.rateLimit.interval);
     this.view = new View(this as Source);
+    this.notesBatches = !due.needsEveryDue && this.keys === undefined;
   }
 
   /** Jobs waiting in it, due or delayed. */
@@ -531,13 +534,13 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal `job`, added at `now`, is the first this source got in batch `batch` of the
-   * worker's adds. A FIFO source keeps its add time by batch, which gives the exact age of its
-   * oldest due job whatever the sampling; other sources need none (their oldest is not their next).
+   * @internal `job`, due on add at `now`, is the first this FIFO source got in batch `batch` of
+   * the worker's adds (the adds of one synchronous run). It keeps its add times by batch, which
+   * gives the age of its oldest due job to the batch whatever the sampling. Only FIFO sources
+   * ({@link notesBatches}): another source's next job is not its oldest.
    */
   noteBatch(job: JobRecord, now: number, batch: number): void {
     this.batchNoted = batch;
-    if (this.due.needsEveryDue || this.keys !== undefined) return;
     const oldest = this.due.peek();
     (this.#batches ??= new AddBatches()).note(job.seq, now, oldest === undefined ? job.seq : oldest.seq);
   }
@@ -557,14 +560,26 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal How long the oldest due job has waited, ms. In a FIFO source (a queue, a
-   * subscription, a remote source) that is its next job, timed exactly from its due time or its
-   * batch of adds. Elsewhere, as far as the timed jobs tell: the sampled ones, the first added to
-   * an empty source, and the next job if it carries a due time; failing those, the time since the
-   * source last left empty, an upper bound.
+   * @internal How long the oldest due job has waited, ms (a held redrive is due since its
+   * redrive). In a FIFO source (a queue, a subscription, a remote source) that is its next job,
+   * timed from its due time or from the start of its batch of adds (one synchronous run), so
+   * exact to that batch. Elsewhere, as far as the timed jobs tell: the sampled ones, the first
+   * added to an empty source, and the next job if it carries a due time; failing those, the time
+   * since the source last left empty, an upper bound.
    */
   oldestDueAgeMs(now: number): number | null {
-    if (this.due.length === 0) return null;
+    const held = this.held;
+    if (held !== undefined && held.size > 0) {
+      // A redrive held behind its predecessor's handler is due since its redrive.
+      let since = Infinity;
+      for (const job of held) since = Math.min(since, job.ext?.heldSince ?? now);
+      const rest = this.due.length === 0 ? null : this.#oldestInDue(now);
+      return Math.max(rest ?? 0, Math.round((now - since) * 1000) / 1000);
+    }
+    return this.due.length === 0 ? null : this.#oldestInDue(now);
+  }
+
+  #oldestInDue(now: number): number {
     // A FIFO source's next job is its oldest due one: due since its due time, or since its batch
     // of adds began. (A due job still held with the delayed ones may be older.)
     const batches = this.#batches;

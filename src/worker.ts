@@ -296,7 +296,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // only once that handler settles, so the job never has two attempts in flight (its key
       // stays active meanwhile, through that running attempt).
       job = this.#newJob(source, entry.data, origin.priority, parsed, key);
-      core.hold(job, origin.job);
+      core.hold(job, origin.job, this.#clock.now());
       this.#busy = true;
     } else {
       job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
@@ -503,7 +503,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
         if (wasEmpty) source.noteFirst(job, now);
         if (isSampled(job.seq)) source.noteSampled(job, now);
-        if (source.batchNoted !== this.#addBatch) this.#noteBatch(source, job, now);
+        if (source.notesBatches && source.batchNoted !== this.#addBatch) this.#noteBatch(source, job, now);
         this.#busy = true;
         if (core.phase === Phase.Started) this.#schedulePass();
       },
@@ -577,7 +577,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const wasEmpty = source.length === 0;
     const timed = runAt !== undefined || source.timed > 0;
     const sampled = isSampled(job.seq);
-    const firstOfBatch = source.batchNoted !== this.#addBatch;
+    // A delayed job carries its due time: only jobs due on add need their batch noted.
+    const firstOfBatch = runAt === undefined && source.notesBatches && source.batchNoted !== this.#addBatch;
     if (now === UNTIMED && (timed || wasEmpty || sampled || firstOfBatch)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
@@ -611,7 +612,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const wasEmpty = source.length === 0;
     const timed = source.timed > 0;
     const sampled = isSampled(job.seq);
-    const firstOfBatch = source.batchNoted !== this.#addBatch;
+    const firstOfBatch = source.notesBatches && source.batchNoted !== this.#addBatch;
     const now = timed || wasEmpty || sampled || firstOfBatch ? this.#clock.now() : UNTIMED;
     core.admitDue(job, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);

@@ -34,3 +34,19 @@ describe('AddBatches', () => {
     expect(batches.addedBy(9990)).toBe(19_980);
   });
 });
+
+describe('AddBatches, bounded', () => {
+  it('keeps at most 4096 entries while the oldest job waits, every one a lower bound of its jobs\u2019 add times', () => {
+    const batches = new AddBatches();
+    for (let seq = 1; seq <= 20_000; seq++) {
+      batches.note(seq, seq * 10, 1); // the job of seq 1 waits all along
+      expect(batches.length).toBeLessThanOrEqual(4096);
+    }
+    expect(batches.addedBy(1)).toBe(10);
+    for (const seq of [2, 777, 15_000, 20_000]) {
+      const at = batches.addedBy(seq) as number;
+      expect(at).toBeLessThanOrEqual(seq * 10);
+    }
+    expect(batches.addedBy(20_000)).toBe(200_000); // the newest entry is never thinned
+  });
+});

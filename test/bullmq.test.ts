@@ -205,6 +205,37 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     await worker.stop();
   }, 30_000);
 
+  it('a paused worker whose job still runs claims nothing either', async () => {
+    const queue = newQueue();
+    await queue.add('a', 1);
+    let finish = (): void => undefined;
+    const started: number[] = [];
+    const worker = new Worker(
+      (job: Job<number>) => {
+        started.push(job.data);
+        if (job.data !== 1) return undefined;
+        return new Promise<void>((resolve) => {
+          finish = resolve;
+        });
+      },
+      { concurrency: 1 },
+    );
+    worker.on('error', () => undefined);
+    worker.bindRemote(source(queue, { lockDuration: 2000 }), { prefetch: 1 });
+    await until('a started', () => started.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the refill is a blocking fetch now
+    worker.pause(); // a still runs
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await queue.add('b', 2);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await queue.getJobCounts('wait', 'active')).toEqual({ wait: 1, active: 1 });
+    finish();
+    worker.resume();
+    await until('both completed', async () => (await queue.getJobCounts('completed')).completed === 2);
+    expect(started).toEqual([1, 2]);
+    await worker.stop();
+  }, 30_000);
+
   it('a script whose worker is paused with a remote source bound exits by itself (no connection is kept)', async () => {
     const queue = newQueue();
     await queue.add('j', 1);

@@ -255,8 +255,10 @@ describe('a redrive held behind its predecessor', () => {
     await vi.advanceTimersByTimeAsync(150);
     expect(first.status).toBe('failed'); // timed out for good; its handler still runs
     worker.redrive(worker.deadLetters[0] as NonNullable<(typeof worker.deadLetters)[0]>);
+    await vi.advanceTimersByTimeAsync(1000);
     const stats = worker.stats().sources.q;
     expect(stats).toMatchObject({ waiting: 1, due: 1, delayed: 0, running: 1 }); // the predecessor's handler holds its slot
+    expect(stats?.oldestDueAgeMs).toBe(1000); // due since its redrive
     const metrics = new Registry().add(worker).metrics();
     expect(metrics).toContain('qmux_jobs_waiting{worker="w",source="q",state="due"} 1\n');
     expect(metrics).toContain('qmux_jobs_waiting{worker="w",source="q",state="delayed"} 0\n');

@@ -56,7 +56,8 @@ class BullRemoteJob<T = unknown> implements RemoteJob<T> {
    */
   retries(error: unknown): boolean {
     const job = this.job;
-    if (error instanceof bullmq.UnrecoverableError || (error as { name?: unknown } | null)?.name === 'UnrecoverableError') return false;
+    // What `fail` sends: an Error as it is, anything else wrapped in a plain Error (which BullMQ retries).
+    if (error instanceof Error && (error instanceof bullmq.UnrecoverableError || error.name === 'UnrecoverableError')) return false;
     const maxStarted = (job as unknown as { queue?: { opts?: { maxStartedAttempts?: number } } }).queue?.opts?.maxStartedAttempts;
     if (maxStarted !== undefined && maxStarted > 0 && maxStarted <= (job.attemptsStarted ?? 0)) return false;
     return job.attemptsMade + 1 < (job.opts.attempts ?? 1);
@@ -195,7 +196,19 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       }
     }
     if (job === ABORTED) {
-      this.#pending = first; // still waiting: the next claim (or close) takes it over
+      // The worker may not start jobs (pause, stop, halt, close): a fetch left waiting would claim
+      // the next job to arrive, and no one would renew it. Interrupt it and hand back what it got,
+      // unless Redis is down: the fetch then waits for a connection, and the close that follows
+      // once none of the source's jobs runs ends it by force.
+      if ((await settledWithin(worker.getBackend().client, UNREACHABLE_CLOSE_MS))?.status !== 'ready') {
+        this.#pending = first;
+        return [];
+      }
+      const backend = worker.getBackend() as { disconnectBlocking?(wait?: boolean): Promise<void>; reconnectBlocking?(): Promise<void> };
+      await backend.disconnectBlocking?.(false);
+      const got = await first.catch(() => undefined);
+      if (got !== undefined) await got.moveToWait(got.token as string).catch(() => undefined);
+      await backend.reconnectBlocking?.().catch(() => undefined);
       return [];
     }
     if (job === undefined) {

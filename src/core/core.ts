@@ -238,10 +238,11 @@ export class Core {
    * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
-  hold(job: JobRecord, blocker: JobRecord): void {
+  hold(job: JobRecord, blocker: JobRecord, now: number): void {
     const ext = job.extras();
     ext.held = true;
     ext.heldBehind = blocker;
+    ext.heldSince = now;
     if (ext.id !== undefined) claimId(job, ext.id); // taken over from the blocker, if it is the same id
     blocker.extras().successor = job;
     (job.home.held ??= new Set()).add(job);

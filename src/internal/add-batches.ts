@@ -1,5 +1,11 @@
 /** Room for this many entries at first; the table doubles as it fills. */
 const INITIAL_ROOM = 8;
+/**
+ * Most entries kept. Past it (batches of adds kept coming, each one job or each cancelled, while
+ * the oldest job waited) every other entry after the first is dropped: a job then reads an older
+ * batch's start, an upper bound of its age, and the table stays small.
+ */
+const MAX_ENTRIES = 4096;
 
 /**
  * When the jobs of one FIFO source were added, to the batch: for each batch of adds (the adds of
@@ -8,8 +14,8 @@ const INITIAL_ROOM = 8;
  * age is known within a batch from the entry at or before its `seq`, without a time on any job.
  *
  * Entries older than the one the source's oldest waiting job needs are dropped as batches come,
- * so the table holds about one entry per batch among the waiting jobs: one for a burst of adds,
- * one per job for jobs added one per turn (and such a queue is short).
+ * so the table holds about one entry per batch since the oldest waiting job came: one for a burst
+ * of adds, one per job for jobs added one per turn; never more than {@link MAX_ENTRIES}.
  *
  * @internal
  */
@@ -21,6 +27,7 @@ export class AddBatches {
 
   /** A batch brought its first job here, of add order `seq`, at `at`; the oldest waiting job is then of add order `oldest`. */
   note(seq: number, at: number, oldest: number): void {
+    if (this.#tail - this.#head >= MAX_ENTRIES) this.#thin();
     if (this.#tail === this.#seqs.length) this.#makeRoom();
     this.#seqs[this.#tail] = seq;
     this.#times[this.#tail] = at;
@@ -50,6 +57,20 @@ export class AddBatches {
     let head = this.#head;
     while (head + 1 < this.#tail && (seqs[head + 1] as number) <= seq) head++;
     this.#head = head;
+  }
+
+  /** Keeps the first entry and every other one after it, at the front of the table. */
+  #thin(): void {
+    const seqs = this.#seqs;
+    const times = this.#times;
+    let kept = 0;
+    for (let at = this.#head; at < this.#tail; at += at === this.#head ? 1 : 2) {
+      seqs[kept] = seqs[at] as number;
+      times[kept] = times[at] as number;
+      kept++;
+    }
+    this.#head = 0;
+    this.#tail = kept;
   }
 
   /** Moves the live entries to the front, into a table twice as big if they fill half of it. */

@@ -1314,7 +1314,7 @@ export class Simulation {
     if (origin.job.inFlight) {
       const job = this.#newJob(origin.source, entry.data, origin.priority, parsed, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
-      core.hold(job.rec, origin.job);
+      core.hold(job.rec, origin.job, this.now);
       job.state = 'held';
       blocker.successor = job;
       model.jobs.add(job);
