@@ -503,7 +503,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
         if (wasEmpty) source.noteFirst(job, now);
         if (isSampled(job.seq)) source.noteSampled(job, now);
-        if (source.notesBatches && source.batchNoted !== this.#addBatch) this.#noteBatch(source, job, now);
+        if (this.#firstOfBatch(source)) this.#noteBatch(source, job, now);
         this.#busy = true;
         if (core.phase === Phase.Started) this.#schedulePass();
       },
@@ -578,7 +578,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const timed = runAt !== undefined || source.timed > 0;
     const sampled = isSampled(job.seq);
     // A delayed job carries its due time: only jobs due on add need their batch noted.
-    const firstOfBatch = runAt === undefined && source.notesBatches && source.batchNoted !== this.#addBatch;
+    const firstOfBatch = runAt === undefined && this.#firstOfBatch(source);
     if (now === UNTIMED && (timed || wasEmpty || sampled || firstOfBatch)) now = this.#clock.now();
     core.admit(job, runAt, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
@@ -612,7 +612,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const wasEmpty = source.length === 0;
     const timed = source.timed > 0;
     const sampled = isSampled(job.seq);
-    const firstOfBatch = source.notesBatches && source.batchNoted !== this.#addBatch;
+    const firstOfBatch = this.#firstOfBatch(source);
     const now = timed || wasEmpty || sampled || firstOfBatch ? this.#clock.now() : UNTIMED;
     core.admitDue(job, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
@@ -636,6 +636,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   // ---------------------------------------------------------------- decision passes
+
+  /** Whether a job due on add to `source` now is the first of this batch there that it notes (FIFO sources only). */
+  #firstOfBatch(source: Source): boolean {
+    return source.notesBatches && source.batchNoted !== this.#addBatch;
+  }
 
   /**
    * `job`, added at `now`, is the first of this batch of adds (one synchronous run) in `source`:

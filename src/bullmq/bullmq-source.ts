@@ -69,6 +69,27 @@ const ABORTED = Symbol('aborted');
 /** How long `close()` waits for a blocking fetch while Redis is unreachable. */
 const UNREACHABLE_CLOSE_MS = 1000;
 
+/** The blocking-connection calls of BullMQ's Redis backend (not in its public types). */
+interface BlockingBackend {
+  disconnectBlocking?(wait?: boolean): Promise<void>;
+  reconnectBlocking?(): Promise<void>;
+}
+
+/** Whether `worker`'s connection to Redis is up (a connection never made resolves its client never: that is down too). */
+async function reachable(worker: BullWorker): Promise<boolean> {
+  return (await settledWithin(worker.getBackend().client, UNREACHABLE_CLOSE_MS))?.status === 'ready';
+}
+
+/**
+ * Interrupts `worker`'s blocking fetch `pending` (its connection is dedicated to it) and hands
+ * back to waiting the job it got meanwhile, if any. Only while Redis is up: interrupting waits for it.
+ */
+async function handBackBlocking(worker: BullWorker, pending: Promise<BullJob | undefined>): Promise<void> {
+  await (worker.getBackend() as BlockingBackend).disconnectBlocking?.(false);
+  const job = await pending.catch(() => undefined);
+  if (job !== undefined) await job.moveToWait(job.token as string).catch(() => undefined);
+}
+
 /** What `pending` resolves to within `ms`, else (or if it rejects) `undefined`; the timer does not keep the process alive. */
 function settledWithin<V>(pending: Promise<V | undefined>, ms: number): Promise<V | undefined> {
   return new Promise<V | undefined>((resolve) => {
@@ -200,15 +221,12 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       // the next job to arrive, and no one would renew it. Interrupt it and hand back what it got,
       // unless Redis is down: the fetch then waits for a connection, and the close that follows
       // once none of the source's jobs runs ends it by force.
-      if ((await settledWithin(worker.getBackend().client, UNREACHABLE_CLOSE_MS))?.status !== 'ready') {
+      if (!(await reachable(worker))) {
         this.#pending = first;
         return [];
       }
-      const backend = worker.getBackend() as { disconnectBlocking?(wait?: boolean): Promise<void>; reconnectBlocking?(): Promise<void> };
-      await backend.disconnectBlocking?.(false);
-      const got = await first.catch(() => undefined);
-      if (got !== undefined) await got.moveToWait(got.token as string).catch(() => undefined);
-      await backend.reconnectBlocking?.().catch(() => undefined);
+      await handBackBlocking(worker, first);
+      await (worker.getBackend() as BlockingBackend).reconnectBlocking?.().catch(() => undefined);
       return [];
     }
     if (job === undefined) {
@@ -313,17 +331,11 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   async #close(worker: BullWorker<T, R>): Promise<void> {
     const pending = this.#pending;
     this.#pending = undefined;
-    // (A connection never made resolves its client never: that is unreachable too.)
-    const reachable = (await settledWithin(worker.getBackend().client, UNREACHABLE_CLOSE_MS))?.status === 'ready';
-    if (pending !== undefined && reachable) {
-      // Interrupt the blocking wait (its connection is dedicated to it), then hand back what it got.
-      await (worker.getBackend() as { disconnectBlocking?(wait?: boolean): Promise<void> }).disconnectBlocking?.(false);
-      const job = await pending.catch(() => undefined);
-      if (job !== undefined) await job.moveToWait(job.token as string).catch(() => undefined);
-    }
+    const up = await reachable(worker);
     // With Redis down, a fetch still waiting waits for a connection that the forced close below
     // ends: it got nothing from Redis, and nothing is waited for (interrupting it would wait too).
+    if (pending !== undefined && up) await handBackBlocking(worker, pending);
     // Redis down: quitting would wait in the connection's offline queue for as long; disconnect instead.
-    await worker.close(!reachable);
+    await worker.close(!up);
   }
 }
