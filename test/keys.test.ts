@@ -125,6 +125,38 @@ describe('the key of a job', () => {
     expect(q.keyCount).toBe(6);
   });
 
+  it('a number new to the queue is one key however it arrives: twice in one addAll, after a refused add, from inside keys.weight', () => {
+    const { worker } = manual();
+    const q = worker.bindQueue({ capacity: 3, keys: { by: (data: Task) => data.tenant } });
+    q.addAll([{ tenant: 7 }, { tenant: 7 }]);
+    expect(q.keyCount).toBe(1);
+    expect(q.keyStats(7).waiting).toBe(2);
+    q.add({ tenant: 8 });
+    expect(() => q.add({ tenant: 9 })).toThrow(QueueFullError); // 9 was looked up, and is not active
+    q.purge({ key: 7 });
+    q.add({ tenant: '9' });
+    q.add({ tenant: 9 });
+    expect(q.keyCount).toBe(2);
+    expect(q.keyStats(9).waiting).toBe(2);
+
+    let inside = false;
+    const weighted = worker.bindQueue({
+      keys: {
+        by: (data: Task) => data.tenant,
+        weight: (key) => {
+          if (key === '3' && !inside) {
+            inside = true;
+            weighted.add({ tenant: 3 }); // makes key 3 active while the outer add is under way
+          }
+          return 1;
+        },
+      },
+    });
+    weighted.add({ tenant: 3 });
+    expect(weighted.keyCount).toBe(1);
+    expect(weighted.keyStats(3).waiting).toBe(2);
+  });
+
   it('is required: no key option and no keys.by is a TypeError', () => {
     const { worker } = manual();
     const q = worker.bindQueue({ keys: {} });

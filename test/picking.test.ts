@@ -45,6 +45,45 @@ describe('EligibleSet', () => {
       expect(walked).toEqual([...model].sort((a, b) => a - b));
     });
   }
+
+  it('keeps every position as it grows (from one level to three), and finds them all after', () => {
+    const rng = new Rng(7);
+    const set = new EligibleSet();
+    let capacity = 20;
+    set.reset(capacity);
+    const model = new Set<number>();
+    const nextInModel = (from: number): number => {
+      for (let i = from; i < capacity; i++) if (model.has(i)) return i;
+      return -1;
+    };
+    while (capacity < 70_000) {
+      for (let step = 0; step < 400; step++) {
+        const at = rng.chance(0.7) ? rng.int(Math.floor(capacity / 2), capacity - 1) : rng.int(0, capacity - 1);
+        if (model.has(at)) {
+          model.delete(at);
+          set.delete(at);
+        } else {
+          model.add(at);
+          set.add(at);
+        }
+      }
+      capacity = capacity * 3 + 1;
+      set.grow(capacity);
+      expect(set.capacity).toBe(capacity);
+      expect(set.size).toBe(model.size);
+      for (let probe = 0; probe < 200; probe++) {
+        const from = rng.int(0, capacity);
+        expect(set.nextFrom(from)).toBe(nextInModel(from));
+      }
+      // The new room takes positions too.
+      set.add(capacity - 1);
+      model.add(capacity - 1);
+      expect(set.nextFrom(capacity - 1)).toBe(capacity - 1);
+    }
+    const walked: number[] = [];
+    for (let at = set.first(); at >= 0; at = set.nextFrom(at + 1)) walked.push(at);
+    expect(walked).toEqual([...model].sort((a, b) => a - b));
+  });
 });
 
 /** The same strategy without its fast interface: the dispatcher then walks the public `pick(list)`. */

@@ -35,6 +35,27 @@ export class EligibleSet {
     this.#levels = levels;
   }
 
+  /**
+   * Makes room for `capacity` positions (more than now), keeping the positions in the set:
+   * level 0 is copied, and each level above is made again from the one below (O(words)).
+   */
+  grow(capacity: number): void {
+    const levels: Int32Array[] = [];
+    let words = Math.max(1, Math.ceil(capacity / 32));
+    const bottom = new Int32Array(words);
+    bottom.set(this.#levels[0] as Int32Array);
+    levels.push(bottom);
+    while (words > 1) {
+      const below = levels[levels.length - 1] as Int32Array;
+      words = Math.ceil(words / 32);
+      const level = new Int32Array(words);
+      for (let w = 0; w < below.length; w++) if (below[w] !== 0) level[w >>> 5] = (level[w >>> 5] as number) | (1 << (w & 31));
+      levels.push(level);
+    }
+    this.#levels = levels;
+    this.#capacity = capacity;
+  }
+
   has(at: number): boolean {
     return (((this.#levels[0] as Int32Array)[at >>> 5] as number) & (1 << (at & 31))) !== 0;
   }

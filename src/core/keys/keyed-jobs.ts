@@ -88,8 +88,10 @@ export class KeyedJobs implements DueJobs {
   /** The key {@link nameOf} last found: the add that follows needs no second lookup. */
   #found: KeyState | undefined = undefined;
   /**
-   * The name {@link nameOf} last made of a number that is not an active key, and that number:
-   * the add that follows makes the key active under it without parsing the name back.
+   * The name {@link nameOf} last made of a number that was not an active key, and that number,
+   * until a key is made active: the add that follows makes the key active under that number
+   * without parsing the name back, and without a second lookup (no key was made active since,
+   * so it still is not).
    */
   #madeName: string | undefined = undefined;
   #madeFrom = 0;
@@ -394,7 +396,8 @@ export class KeyedJobs implements DueJobs {
 
   /** The active key `name`, or a new one of weight `weight`. */
   #activeOrNew(name: string, weight: number): KeyState {
-    const heldAs = name === this.#madeName ? this.#madeFrom : mapKey(name);
+    if (name === this.#madeName) return this.#activate(name, this.#madeFrom, weight);
+    const heldAs = mapKey(name);
     return this.#keys.get(heldAs) ?? this.#activate(name, heldAs, weight);
   }
 
@@ -406,6 +409,7 @@ export class KeyedJobs implements DueJobs {
     const key = this.limits.weighted ? new WeightedKeyState(name, heldAs, jobs, rate, order, weight) : new KeyState(name, heldAs, jobs, rate, order);
     this.#turns.activated(key);
     this.#keys.set(heldAs, key);
+    this.#madeName = undefined;
     return key;
   }
 

@@ -39,10 +39,11 @@ const MIN_PLACES = 64;
  * turn; a key forgotten and made active again is a new key. A key's turn comes once per pass
  * over the places, so one that had nothing waiting for a while gets no burst.
  *
- * Places grow with every activation: when they run out, the active keys are numbered again from
- * 0 in activation order (the queue's map of active keys holds them in that order), in room for
- * twice their number, and the room shrinks the same way once most keys are forgotten, so memory
- * follows the active keys and each renumbering is paid for by the activations or forgets before it.
+ * Places grow with every activation: when they run out, the room doubles if active keys still
+ * hold most places, else the active keys are numbered again from 0 in activation order (the
+ * queue's map of active keys holds them in that order) in room for twice their number; the room
+ * shrinks the same way once most keys are forgotten, so memory follows the active keys and each
+ * doubling or renumbering is paid for by the activations or forgets before it.
  */
 export class RoundRobinTurns implements Turns {
   /** The queue's active keys, in activation order. */
@@ -66,7 +67,7 @@ export class RoundRobinTurns implements Turns {
   }
 
   activated(key: KeyState): void {
-    if (this.#nextPlace === this.#ready.capacity) this.#renumber();
+    if (this.#nextPlace === this.#ready.capacity) this.#makeRoom();
     key.turnAt = this.#nextPlace++;
   }
 
@@ -94,6 +95,25 @@ export class RoundRobinTurns implements Turns {
 
   served(key: KeyState): void {
     this.#last = key.turnAt;
+  }
+
+  /**
+   * The places ran out. When most of them are still held by active keys, the room doubles and
+   * every key keeps its place (no walk over the keys, which a queue gaining thousands of new
+   * keys would pay at each doubling); when forgotten keys left most of them empty, the keys are
+   * numbered again.
+   */
+  #makeRoom(): void {
+    const room = this.#ready.capacity;
+    if (this.#active.size * 2 < room) {
+      this.#renumber();
+      return;
+    }
+    this.#ready.grow(2 * room);
+    const atPlace = new Array<KeyState | undefined>(2 * room);
+    const was = this.#atPlace;
+    for (let at = 0; at < room; at++) atPlace[at] = was[at];
+    this.#atPlace = atPlace;
   }
 
   /**
