@@ -5,6 +5,7 @@ import * as check from './internal/validate.js';
 import { METRICS_CONTENT_TYPE } from './metrics.js';
 import type { Registry } from './registry.js';
 import type { Worker } from './worker.js';
+import { messageOf } from './internal/describe.js';
 
 /** Largest request body read, in bytes; a bigger one gets 413. */
 const MAX_BODY = 64 * 1024;
@@ -74,7 +75,7 @@ export function createAdminHandler(registry: Registry, options?: AdminOptions): 
       .then((reply) => (reply.text === undefined ? send(res, reply.status, reply.body) : sendText(res, reply.status, reply.text, reply.headers)))
       .catch((error: unknown) => {
         if (error instanceof HttpError) send(res, error.status, { error: error.message }, error.headers);
-        else send(res, 500, { error: `qmux admin: ${error instanceof Error ? error.message : String(error)}` });
+        else send(res, 500, { error: `qmux admin: ${messageOf(error)}` });
       });
   };
 }
@@ -97,12 +98,7 @@ const PAGE_HEADERS = {
 
 async function handle(registry: Registry, req: IncomingMessage, readOnly: boolean, page: string): Promise<Reply> {
   const method = req.method ?? 'GET';
-  let path: string;
-  try {
-    path = new URL(req.url ?? '/', 'http://admin.invalid').pathname;
-  } catch {
-    throw new HttpError(400, 'malformed request URL');
-  }
+  const path = requestPath(req.url ?? '/');
   const parts = path
     .split('/')
     .filter((part) => part.length > 0)
@@ -194,6 +190,24 @@ function jsonNumber(n: number): number | string {
 
 function allow(method: string, allowed: string): void {
   if (method !== allowed) throw new HttpError(405, `${method} is not allowed here; use ${allowed}`, { allow: allowed });
+}
+
+/**
+ * The path of a request target, as sent. Not through the URL parser: it drops "." and ".."
+ * segments (so `/workers/..` would be the page) and reads `//health` as a host (so a probe of
+ * it would get the page with a 200, whatever the health). An absolute-form target (from a
+ * proxy) gives its path.
+ */
+function requestPath(target: string): string {
+  if (target.startsWith('/')) {
+    const end = target.search(/[?#]/);
+    return end < 0 ? target : target.slice(0, end);
+  }
+  try {
+    return new URL(target).pathname;
+  } catch {
+    throw new HttpError(400, 'malformed request URL');
+  }
 }
 
 function decodePart(part: string): string {

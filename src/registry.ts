@@ -53,10 +53,19 @@ const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
 export class Registry {
   readonly #workers = new Map<string, Worker<never, unknown>>();
 
-  /** Adds a worker (of any job types). Throws a `TypeError` if one with the same name is already registered. */
+  /**
+   * Adds a worker (of any job types). Throws a `TypeError` if one with the same name is already
+   * registered, or if its name is `.` or `..` (a URL path drops those, so the admin API could not name it).
+   */
   add<T, R>(worker: Worker<T, R>): this {
     if (worker === null || typeof worker !== 'object' || typeof worker.health !== 'function') {
       throw new TypeError(`qmux: registry.add(worker) needs a Worker, got ${check.describeValue(worker)}`);
+    }
+    if (worker.name === '.' || worker.name === '..') {
+      // URLs drop these as path segments, even spelled %2E: the admin API could not name the worker.
+      throw new TypeError(
+        `qmux: registry.add(worker): a worker named "${worker.name}" cannot be named in a URL path, where the admin API names workers; give it another \`name\``,
+      );
     }
     if (this.#workers.has(worker.name)) {
       throw new TypeError(

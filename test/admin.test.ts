@@ -389,6 +389,25 @@ describe('paths and methods', () => {
     expect((await call('GET', '/health?verbose=1')).status).toBe(200);
   });
 
+  it('routes the path as sent: //health is the health check, and /workers/. or /workers/.. is a worker name, not the page', async () => {
+    const { worker } = gated('w');
+    await serveWorkers(worker);
+    worker.pause();
+    const health = await rawRequest('GET', '//health', undefined);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.text).workers.w.status).toBe('healthy');
+    expect((await rawRequest('GET', '//metrics', undefined)).text).toMatch(/^# HELP /);
+    expect((await rawRequest('GET', '/health/', undefined)).status).toBe(200);
+    expect(JSON.parse((await rawRequest('GET', '/workers//w', undefined)).text).status).toBe('paused');
+    for (const path of ['/workers/.', '/workers/..', '/workers/%2E%2E', '/workers/../health']) {
+      const reply = await rawRequest('GET', path, undefined);
+      expect(reply.status, path).toBe(404);
+      expect(typeof JSON.parse(reply.text).error, path).toBe('string');
+    }
+    // A proxy's absolute-form target names the same routes.
+    expect(JSON.parse((await rawRequest('GET', 'http://admin.example/workers/w?x=1', undefined)).text).status).toBe('paused');
+  });
+
   it('400 JSON for a malformed path segment', async () => {
     await serveWorkers(new Worker(() => undefined, { name: 'w' }));
     const reply = await rawRequest('GET', '/workers/%E0%A4%A', undefined);

@@ -652,6 +652,7 @@ const cases: Record<string, Case | (() => unknown)> = {
     registry.add(idle('mailer'));
     return registry.add(idle('mailer'));
   },
+  "registry.add(worker) | a worker named `'..'`": () => new Registry().add(idle('..')),
   'registry.add(worker) | `{}` (not a Worker)': () => new Registry().add(bad<never>({})),
   'registry.shutdown(options) | `timeout: -1`': () => new Registry().shutdown({ timeout: -1 }),
   "registry.shutdown(options) | `timeout: '10s'`": () => new Registry().shutdown({ timeout: bad<number>('10s') }),

@@ -90,6 +90,17 @@ describe('add, get, names', () => {
     expect(registry.names()).toEqual(['same']);
   });
 
+  it('refuses a worker named "." or "..", which a URL path cannot name (the admin API names workers there)', () => {
+    const registry = new Registry();
+    for (const name of ['.', '..']) {
+      expect(() => registry.add(makeWorker(name))).toThrow(TypeError);
+      expect(() => registry.add(makeWorker(name))).toThrow(`a worker named "${name}" cannot be named in a URL path`);
+    }
+    registry.add(makeWorker('...'));
+    registry.add(makeWorker('.hidden'));
+    expect(registry.names()).toEqual(['...', '.hidden']);
+  });
+
   it('adding the same worker twice throws too', () => {
     const registry = new Registry();
     const worker = makeWorker('w');

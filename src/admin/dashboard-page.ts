@@ -248,13 +248,11 @@ function update(overview, now) {
   const main = document.querySelector("main");
   const names = overview.workers.map((w) => w.name);
   if (names.join("\\u0000") !== [...cards.keys()].join("\\u0000")) {
+    // A worker that joins or leaves changes no other card: each keeps its history.
+    const shown = new Map(cards);
     cards.clear();
-    main.replaceChildren();
-    for (const worker of overview.workers) {
-      const card = buildCard(worker);
-      cards.set(worker.name, card);
-      main.append(card.root);
-    }
+    for (const worker of overview.workers) cards.set(worker.name, shown.get(worker.name) || buildCard(worker));
+    main.replaceChildren(...[...cards.values()].map((card) => card.root));
     if (names.length === 0) main.append(el("p", { class: "empty" }, "No workers in this registry."));
   }
   for (const worker of overview.workers) {
