@@ -5,6 +5,7 @@
  * @module
  */
 import type { WorkerStatus } from './worker.js';
+import { messageOf } from './internal/describe.js';
 
 /** Base class of qmux's own errors. */
 export class QmuxError extends Error {
@@ -80,7 +81,7 @@ export class CancelledError extends QmuxError {
   /** @param reason - why the job was cancelled (any value) */
   constructor(reason?: unknown) {
     super(
-      reason === undefined ? 'qmux: job cancelled' : `qmux: job cancelled: ${reason instanceof Error ? reason.message : String(reason)}`,
+      reason === undefined ? 'qmux: job cancelled' : `qmux: job cancelled: ${messageOf(reason)}`,
       reason instanceof Error ? { cause: reason } : undefined,
     );
     this.reason = reason;

@@ -317,6 +317,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   start(): void {
     const core = this.#core;
     const recovering = core.phase === Phase.Halted;
+    // A stop that is complete but not acted on yet (stop() then start() from a listener, whose
+    // settling waits for the outer one): it resolves now, before the phase leaves Stopped.
+    if (core.phase === Phase.Stopped && core.slotsInUse === 0) this.#completeStop();
     if (!core.call('start')) return;
     // A 'halted' listener that restarts a worker whose strategy keeps throwing must not spin
     // halt, start, pass in microtasks forever: a second recovery in one macrotask waits for the

@@ -576,3 +576,52 @@ describe('one signal shared by many jobs (addAll, publish)', () => {
     expect(listeners(controller.signal)).toBe(0);
   });
 });
+
+describe('cancel(reason) with a reason String() cannot convert', () => {
+  // Describing the reason must neither throw out of a transition half done nor stop the cancel.
+  it('a waiting job: removed, settled and counted; its CancelledError keeps the reason; the worker runs on', async () => {
+    const worker = new Worker(async (job: Job<string>) => job.data, { autoRun: false });
+    const q = worker.bindQueue();
+    const handle = q.add('a');
+    const other = q.add('b');
+    const outcome = handle.result().catch((error: unknown) => error);
+    const reason = Object.create(null) as object; // querystring.parse() gives such objects
+    expect(handle.cancel(reason)).toBe(true);
+    const error = (await outcome) as CancelledError;
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(error.reason).toBe(reason);
+    expect(error.message).toBe('qmux: job cancelled: [object Object]');
+    expect([handle.status, worker.numPending, q.length, worker.stats().counters.cancelled]).toEqual(['cancelled', 1, 1, 1]);
+    worker.start();
+    await expect(other.result()).resolves.toBe('b');
+    expect(worker.status).toBe('idle');
+  });
+
+  it('a running job: its signal aborts and its handle settles cancelled, once', async () => {
+    const release = deferred<string>();
+    let signal: AbortSignal | undefined;
+    const worker = new Worker(async (job: Job<string>) => {
+      signal = job.signal;
+      return release.promise;
+    });
+    const q = worker.bindQueue();
+    const handle = q.add('a');
+    const outcome = handle.result().catch((error: unknown) => error);
+    await flushMicrotasks();
+    const reason = {
+      toString(): string {
+        throw new Error('no string for you');
+      },
+    };
+    expect(handle.cancel(reason)).toBe(true);
+    expect(signal?.aborted).toBe(true);
+    release.resolve('done');
+    const error = (await outcome) as CancelledError;
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(error.reason).toBe(reason);
+    await worker.waitUntilIdle();
+    expect(handle.status).toBe('cancelled');
+    expect(worker.stats().counters.cancelled).toBe(1);
+    expect(worker.stats().counters.succeeded).toBe(0);
+  });
+});

@@ -390,3 +390,28 @@ describe('listener types (checked by tsc --noEmit)', () => {
     worker.removeAllListeners();
   });
 });
+
+describe('a listener that throws a value String() cannot convert', () => {
+  it('becomes a process warning, and the worker runs on (it does not halt)', async () => {
+    const { warnings, stop } = captureWarnings();
+    try {
+      const worker = new Worker(async (job: Job<string>) => job.data);
+      const halted: unknown[] = [];
+      worker.on('halted', (error) => halted.push(error));
+      worker.once('completed', () => {
+        throw Object.create(null);
+      });
+      const q = worker.bindQueue();
+      q.add('a');
+      const second = q.add('b');
+      await worker.waitUntilIdle();
+      await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
+      expect(halted).toEqual([]);
+      expect(second.status).toBe('succeeded');
+      expect(warnings.map((warning) => warning.message)).toEqual(['[object Object]']);
+      expect(warnings[0]?.detail).toMatch(/a listener of the "completed" event threw/);
+    } finally {
+      stop();
+    }
+  });
+});

@@ -195,3 +195,44 @@ describe('a strategy whose pick pauses, stops or lowers the concurrency', () => 
     expect(worker.health().status).toBe('healthy');
   });
 });
+
+describe('stop() then start() from a listener, with nothing running', () => {
+  it('from a cancelled listener: the stop resolves and "stopped" is emitted, then the worker runs again', async () => {
+    vi.useFakeTimers();
+    const worker = new Worker(async (job: Job<string>) => job.data, { autoRun: false });
+    const q = worker.bindQueue();
+    const handle = q.add('a');
+    const events: string[] = [];
+    let stopping: Promise<void> | undefined;
+    worker.on('stopped', () => events.push('stopped'));
+    worker.on('cancelled', () => {
+      stopping = worker.stop();
+      worker.start();
+    });
+    handle.cancel();
+    void stopping?.then(() => events.push('stop resolved'));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(events).toEqual(['stopped', 'stop resolved']);
+    expect(worker.status).toBe('idle');
+    await expect(q.add('b').result()).resolves.toBe('b');
+  });
+
+  it('from a completed listener of a synchronous handler: the stop resolves, and the other job runs after start()', async () => {
+    vi.useFakeTimers();
+    const worker = new Worker((job: Job<string>) => job.data);
+    const q = worker.bindQueue();
+    let stopping: Promise<void> | undefined;
+    worker.once('completed', () => {
+      stopping = worker.stop(); // the synchronous job has settled: nothing runs
+      worker.start();
+    });
+    q.add('a');
+    const second = q.add('b');
+    await vi.advanceTimersByTimeAsync(1);
+    let resolved = false;
+    void stopping?.then(() => (resolved = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(resolved).toBe(true);
+    expect(second.status).toBe('succeeded');
+  });
+});

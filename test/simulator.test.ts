@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../src/core/core.js';
+import { Note } from '../src/core/outbox.js';
 import { Simulation, type SimOptions } from './sim/driver.js';
 
 const SEEDS = Number(process.env.QMUX_SIM_SEEDS ?? 200);
@@ -87,5 +88,29 @@ describe('the core under the seeded simulator (SPEC 12)', () => {
     expect(caught).toMatch(/^seed=\d+ step=\d+ /);
     const firstLine = (message: string | undefined): string | undefined => message?.split('\n')[0];
     expect(firstLine(failure(seed - 1))).toBe(firstLine(caught));
+  });
+});
+
+describe('the simulator’s report of a failure', () => {
+  it('names the notes it expected and got (a stray note after a cancel)', () => {
+    const sabotage = (core: Core): void => {
+      const cancel = core.cancel.bind(core);
+      core.cancel = (job, reason) => {
+        const done = cancel(job, reason);
+        core.outbox.record(Note.Paused, undefined, undefined, 0); // a note the model does not expect
+        return done;
+      };
+    };
+    let message = '';
+    for (let seed = 1; seed <= 50 && message === ''; seed++) {
+      try {
+        new Simulation(seed, { steps: 300, sabotage }).run();
+      } catch (error) {
+        message = (error as Error).message;
+      }
+    }
+    expect(message).toMatch(/notes of cancel/);
+    expect(message).toMatch(/expected \[Cancelled\(/);
+    expect(message).toMatch(/got \[Cancelled\([^\]]*Paused\(\)\]/);
   });
 });

@@ -2,6 +2,7 @@ import type { Job as BullJob, Worker as BullWorker, WorkerOptions as BullWorkerO
 import * as check from '../internal/validate.js';
 import type { RemoteAdapter, RemoteJob } from '../remote/adapter.js';
 import { LockLostError } from '../remote/errors.js';
+import { safeString } from '../internal/describe.js';
 
 // bullmq and ioredis are optional peer dependencies: loaded here, when `qmux/bullmq` is
 // imported, and never by `import 'qmux'`.
@@ -268,7 +269,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   /** Fails this attempt (`moveToFailed`, `fetchNext` false); the job's `attempts` and `backoff` decide a retry. */
   async fail(job: RemoteJob<T>, error: unknown): Promise<void> {
     const remote = job as BullRemoteJob<T>;
-    const reason = error instanceof Error ? error : new Error(String(error));
+    const reason = error instanceof Error ? error : new Error(safeString(error));
     try {
       await remote.job.moveToFailed(reason, remote.token, false);
     } catch (moveError) {

@@ -773,8 +773,9 @@ export class Core {
    * reason and make the `CancelledError` on demand.
    */
   #settleCancelled(job: JobRecord, reason: unknown, running: boolean): void {
-    job.state = State.Cancelled;
+    // The error first: describing the reason may call its toString (user code), before any change.
     job.value = running || job.promised !== undefined ? new CancelledError(reason) : CancelReason.of(reason);
+    job.state = State.Cancelled;
   }
 
   #shrunk(source: Source): void {

@@ -4,6 +4,7 @@ import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNB
 import type { Picker, SourceView } from '../strategies/strategy.js';
 import { EligibleSet } from './eligible-set.js';
 import { RateHeld } from './rate-held.js';
+import { safeString } from '../internal/describe.js';
 
 /**
  * Which source gives the next job: the list, eligibility and the strategy, and when time alone
@@ -220,7 +221,7 @@ export class Dispatcher {
         source = sourceOfView(view);
       }
     } catch (error) {
-      throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${String(error)}`, { cause: error });
+      throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${safeString(error)}`, { cause: error });
     }
     if (source === undefined || this.list[source.index] !== source) {
       throw new InvariantError(

@@ -6,6 +6,7 @@ import * as check from '../internal/validate.js';
 import type { JobProgress, JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
+import { safeString } from '../internal/describe.js';
 
 /** Options for a threads worker, passed through to tinypool. */
 export interface ThreadPoolOptions {
@@ -133,9 +134,9 @@ export class ThreadTaskError extends QmuxError {
 
 function describe(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value) ?? safeString(value);
   } catch {
-    return String(value);
+    return safeString(value);
   }
 }
 
@@ -302,7 +303,7 @@ export class ThreadPool {
     if (runningOn === 0) return; // not started: the thread will see the flag
     const thread = pool.threads.find((candidate) => (candidate as { threadId?: number }).threadId === runningOn);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
-    thread?.emit('error', reason instanceof Error ? reason : new Error(String(reason)));
+    thread?.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
   }
 
   /**

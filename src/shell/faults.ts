@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { WorkerEvents } from '../events.js';
+import { messageOf, safeString } from '../internal/describe.js';
 
 /** What reporting a fault needs of a worker. @internal */
 export interface FaultSink {
@@ -35,8 +36,9 @@ export function listenerThrew(worker: FaultSink, event: string, error: unknown):
 
 function warn(worker: FaultSink, error: unknown, what: string): void {
   // A message, not the Error itself: given an Error, Node ignores `type` and `detail`.
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  const stack = error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : '';
+  const isError = error instanceof Error;
+  const message = isError ? `${safeString(error.name)}: ${messageOf(error)}` : safeString(error);
+  const stack = isError && error.stack !== undefined ? `\n${safeString(error.stack)}` : '';
   process.emitWarning(message, {
     type: 'QmuxWarning',
     detail: `worker "${worker.name}": ${what}; listen to its "error" event to handle this.${stack}`,

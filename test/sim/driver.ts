@@ -57,7 +57,19 @@ export interface SimSummary {
   virtualMs: number;
 }
 
-const NOTE_NAMES = ['Retrying', 'Failed', 'Cancelled', 'TimedOut', 'Shrunk', 'Paused', 'Resumed', 'Halted'];
+/** Every note's name, by note: a note added to `Note` and not here fails to compile. */
+const NOTE_NAME: Record<Note, string> = {
+  [Note.Retrying]: 'Retrying',
+  [Note.Failed]: 'Failed',
+  [Note.RemoteRetrying]: 'RemoteRetrying',
+  [Note.Cancelled]: 'Cancelled',
+  [Note.TimedOut]: 'TimedOut',
+  [Note.Shrunk]: 'Shrunk',
+  [Note.Paused]: 'Paused',
+  [Note.Resumed]: 'Resumed',
+  [Note.Halted]: 'Halted',
+};
+const NOTE_NAMES: readonly string[] = Object.keys(NOTE_NAME).map((note) => NOTE_NAME[Number(note) as Note]);
 type MState = 'waiting' | 'held' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /** Whether a record is a due job: waiting in its due order, or due but not moved yet (a promotion in progress). */
