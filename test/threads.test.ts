@@ -624,6 +624,29 @@ describe('threads worker: threads that cannot start', () => {
     });
   }, 40_000);
 
+  // With minThreads the pool makes its threads before any job; a job must not be handed to one of
+  // them before it has started, or a timeout or cancel could not reach the job (SPEC 7: they abort
+  // the task) and its slot would stay taken for good.
+  for (const { how, scenario, first, status } of [
+    {
+      how: 'times out',
+      scenario: 'hangs-timeout-min-threads',
+      first: { name: 'TimeoutError', isThreadStartError: false, message: 'qmux: job 1 timed out after 300 ms' },
+      status: 'failed',
+    },
+    {
+      how: 'is cancelled',
+      scenario: 'hangs-cancel-min-threads',
+      first: { name: 'CancelledError', isThreadStartError: false, message: 'qmux: job cancelled' },
+      status: 'cancelled',
+    },
+  ]) {
+    it(`with minThreads, a job that ${how} while its thread is still starting settles once and frees its slot; stop() resolves`, async () => {
+      const out = await hostRun(PRELOAD_HANGS, scenario);
+      expect(out).toEqual({ scenario, first, status, settled: 1, idle: 'idle', numProcessing: 0, stopped: 'stopped' });
+    }, 40_000);
+  }
+
   it('resourceLimits too small to start a thread: each job fails with ThreadStartError and frees its slot; three make the worker degraded', async () => {
     const worker = track(new Worker<number, unknown>(ECHO, { concurrency: 1, resourceLimits: TOO_SMALL_TO_START }));
     const poolErrors: unknown[] = [];

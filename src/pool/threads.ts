@@ -147,7 +147,8 @@ type PoolTask = ThreadTask & { [kQueueOptions]: JobRecord };
  * tinypool's queue of tasks handed over while no thread was ready to take them (qmux never hands
  * over more tasks than there are threads, so they wait only for threads that are starting). It is
  * ours, not tinypool's default, so that a task can be taken back out: tinypool 2.2 leaves a queued
- * task there for good when the thread meant for it dies while starting.
+ * task there for good when the thread meant for it dies while starting, and a job whose thread
+ * never finishes starting must still end at its timeout or cancel (see `ThreadPool.abort`).
  */
 class StartQueue implements TaskQueue {
   readonly #tasks: Task[] = [];
@@ -197,8 +198,6 @@ export class ThreadPool {
   readonly #watched = new WeakSet<TinypoolWorker>();
   /** Threads that said they are ready; one that dies before that could not start. */
   readonly #ready = new WeakSet<TinypoolWorker>();
-  /** Errors of threads that died while starting: a task tinypool fails with one fails with a ThreadStartError. */
-  readonly #startErrors = new WeakSet<object>();
   /** Jobs whose task we took back out of tinypool's queue and cancelled, with the error they fail with. */
   readonly #takenBack = new Map<JobRecord, unknown>();
   /**
@@ -276,15 +275,14 @@ export class ThreadPool {
       this.#takenBack.delete(job);
       return asError(takenBack);
     }
-    // A task already given to a thread that then died starting (tinypool treats threads made
-    // with the pool as ready at once, so `minThreads` threads get tasks before they boot).
-    if (typeof error === 'object' && error !== null && this.#startErrors.has(error)) throw new ThreadStartError(error);
     return asError(error);
   }
 
   /**
    * Ends the attempt of `job` if it runs here: its thread is terminated (and replaced), which
    * fails its task with `reason`. A task not started yet sees the abort flag and fails at once.
+   * A task is either still in the start queue or with a thread that has said it is ready (see
+   * `#createPool`), which runs it at once: no task waits in a thread that may never start.
    */
   abort(job: JobRecord, reason: unknown): void {
     const cell = this.#cellOf.get(job);
@@ -350,7 +348,7 @@ export class ThreadPool {
     this.#pool = undefined;
     this.#reports?.close();
     this.#reports = undefined;
-    if (pool !== undefined) await pool.destroy();
+    if (pool !== undefined) await endPool(pool);
   }
 
   #createPool(): Tinypool {
@@ -361,10 +359,17 @@ export class ThreadPool {
       reports.unref(); // a running task keeps the process alive, not the channel
       this.#reports = reports;
     }
+    const minThreads = Math.min(this.#options.minThreads ?? 0, maxThreads);
     const pool = new Tinypool({
       filename: ENTRY.href,
       maxThreads,
-      minThreads: Math.min(this.#options.minThreads ?? 0, maxThreads),
+      // Not `minThreads`: tinypool 2.2 counts the threads it makes in its constructor as ready at
+      // once, before they have even loaded, and hands them tasks. A task handed to a thread that
+      // never finishes starting (a host preload that hangs in threads) could then not be taken
+      // back, and a timeout or cancel could not end it: the thread has not said which task it
+      // runs, so `abort` does not know which thread to end. Made below, the threads are counted
+      // as ready only once they say so, and tasks wait in the start queue until then.
+      minThreads: 0,
       idleTimeout: this.#options.idleTimeout ?? 1000,
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
@@ -373,6 +378,16 @@ export class ThreadPool {
     });
     // Without a listener an 'error' on the pool would crash the host (SPEC 7).
     pool.on('error', this.#onPoolError);
+    if (minThreads > 0) {
+      // tinypool reads its options live: from now on it keeps `minThreads` threads. On a pool with
+      // no threads yet, recycleWorkers() only makes them, on a later microtask, and this pool's
+      // first task (handed over right after this returns) waits for a started one in the queue.
+      (pool.options as { minThreads: number }).minThreads = minThreads;
+      pool.recycleWorkers().then(() => {
+        // Watched before any of their events, which come on later turns of the event loop.
+        if (this.#pool === pool) this.#watchNewThreads(pool);
+      }, this.#onPoolError);
+    }
     return pool;
   }
 
@@ -399,15 +414,14 @@ export class ThreadPool {
   /**
    * Runs after tinypool's own 'error' listener, which removed the thread, failed the tasks it
    * held and, if the thread had been ready, made its replacement. A thread that dies while
-   * starting is not replaced (tinypool stops replacing threads then, so that a cause that stays
-   * does not start threads in a loop), and the tasks queued for it would wait forever: fail
-   * those with a ThreadStartError now.
+   * starting held no task (see `#createPool`) and is not replaced (tinypool stops replacing
+   * threads then, so that a cause that stays does not start threads in a loop), and the tasks
+   * queued for it would wait forever: fail those with a ThreadStartError now.
    */
   #threadFailed(pool: Tinypool, thread: TinypoolWorker, error: unknown): void {
     if (this.#pool !== pool) return; // destroyed: its tasks are settled already
     this.#watchNewThreads(pool);
     if (this.#ready.has(thread)) return; // it crashed while running: tinypool failed its task
-    if (typeof error === 'object' && error !== null) this.#startErrors.add(error);
     const threads = pool.threads;
     const queue = pool.options.taskQueue as StartQueue;
     // Queued tasks beyond the threads still starting have none left that will take them (the
@@ -422,7 +436,7 @@ export class ThreadPool {
       // An empty pool that no longer keeps `minThreads` or replaces crashed threads: the next
       // job gets a new one, which tries to start threads again.
       this.#pool = undefined;
-      pool.destroy().catch(this.#onPoolError);
+      endPool(pool).catch(this.#onPoolError);
     }
   }
 
@@ -433,4 +447,13 @@ export class ThreadPool {
     if (pool === undefined || !pool.threads.includes(thread)) return;
     thread.emit('error', new ThreadExitError(code));
   }
+}
+
+/**
+ * Destroys `pool` for good: with `minThreads` at 0 first, so that threads still to be made for it
+ * (see `ThreadPool#createPool`) are not made after it is destroyed.
+ */
+function endPool(pool: Tinypool): Promise<void> {
+  (pool.options as { minThreads: number }).minThreads = 0;
+  return pool.destroy();
 }
