@@ -348,6 +348,35 @@ describe('threads worker: failures and crashes', () => {
     expect((await next.result()).ok).toBe(9);
   });
 
+  it('an uncaught exception thrown later by the handler (a timer) kills the thread: its job fails once with it, the thread is replaced, three make the worker degraded', async () => {
+    const worker = track(new Worker<{ kind: string; n?: number }, { ok: unknown; threadId: number }>(CRASH, { concurrency: 1, idleTimeout: 60_000 }));
+    const failed: unknown[] = [];
+    const degraded: unknown[] = [];
+    const errors: unknown[] = [];
+    worker.on('failed', (_job, error) => failed.push(error));
+    worker.on('degraded', (error) => degraded.push(error));
+    worker.on('error', (error) => errors.push(error));
+    const q = worker.bindQueue();
+    const threadIds = [(await q.add({ kind: 'ok', n: 0 }).result()).threadId];
+    for (const n of [1, 2, 3]) {
+      expect(worker.health().status, `before crash ${n}`).toBe('healthy');
+      const crashing = q.add({ kind: 'throw-later', n });
+      expect(await settlesWithin(crashing.settled(), 15_000), `crash ${n} never settled`).toBe(true);
+      const error = await rejection(crashing.result());
+      expect(error.message).toBe(`uncaught ${n}`);
+      expect(crashing.status).toBe('failed');
+      // The next job runs in a new thread (one thread, reused while idle: idleTimeout 60 s).
+      threadIds.push((await q.add({ kind: 'ok', n }).result()).threadId);
+    }
+    expect(failed.map((error) => (error as Error).message)).toEqual(['uncaught 1', 'uncaught 2', 'uncaught 3']);
+    expect(new Set(threadIds).size).toBe(4);
+    expect(worker.health().status).toBe('degraded');
+    expect(degraded).toEqual([failed[2]]);
+    expect(errors).toEqual([]);
+    await worker.waitUntilIdle();
+    expect(worker.numProcessing).toBe(0);
+  });
+
   it('three thread crashes make the worker degraded and emit "degraded"; it keeps working', async () => {
     const worker = track(
       new Worker<{ kind: string; code?: number; n?: number }, { ok: unknown }>(CRASH, {

@@ -56,10 +56,22 @@ function describeCause(cause: unknown): string {
   return `${cause.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${cause.message}`;
 }
 
-/** Whether a job's error means its thread died (exit, out of memory, or while starting), as opposed to a throw. @internal */
+/**
+ * Errors that jobs failed with because their thread died of an uncaught exception (a throw in a
+ * timer of the handler, say). The error is the exception itself, so nothing else tells it from
+ * a handler's plain throw, which does not end the thread. See `ThreadPool#threadFailed`.
+ */
+const uncaughtDeaths = new WeakSet<object>();
+
+/**
+ * Whether a job's error means its thread died (exit, out of memory, an uncaught exception, or
+ * while starting), as opposed to a throw. @internal
+ */
 export function isThreadCrash(error: unknown): boolean {
   return (
-    error instanceof ThreadExitError || error instanceof ThreadStartError || (error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+    error instanceof ThreadExitError ||
+    error instanceof ThreadStartError ||
+    (typeof error === 'object' && error !== null && ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY' || uncaughtDeaths.has(error)))
   );
 }
 
@@ -110,9 +122,8 @@ export function checkResourceLimits(name: string, value: unknown): void {
  * A failure that crossed from a thread as something other than an Error (Node passes an
  * uncloneable result's DataCloneError as a bare object) becomes an Error that says so.
  */
-function asError(error: unknown): never {
-  if (error instanceof Error) throw error;
-  throw new ThreadTaskError(error);
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new ThreadTaskError(error);
 }
 
 /**
@@ -200,6 +211,10 @@ export class ThreadPool {
   readonly #ready = new WeakSet<TinypoolWorker>();
   /** Jobs whose task we took back out of tinypool's queue and cancelled, with the error they fail with. */
   readonly #takenBack = new Map<JobRecord, unknown>();
+  /** Threads that `abort` ended: their end is not a crash. */
+  readonly #ended = new WeakSet<TinypoolWorker>();
+  /** Jobs whose thread died while it ran them, by itself (see `#threadFailed`). */
+  readonly #diedUnder = new WeakSet<JobRecord>();
   /**
    * Per cell, the id of the thread running its task (0 until it starts), then per cell an abort
    * flag, then per cell how many progress reports of its task were recorded (see `#onReport`).
@@ -273,9 +288,14 @@ export class ThreadPool {
       // tinypool failed it with its CancelError because we cancelled it; say why we did.
       const takenBack = this.#takenBack.get(job);
       this.#takenBack.delete(job);
-      return asError(takenBack);
+      throw asError(takenBack);
     }
-    return asError(error);
+    const failure = asError(error);
+    if (this.#diedUnder.has(job)) {
+      this.#diedUnder.delete(job);
+      uncaughtDeaths.add(failure);
+    }
+    throw failure;
   }
 
   /**
@@ -300,8 +320,10 @@ export class ThreadPool {
     const runningOn = Atomics.load(this.#shared, cell);
     if (runningOn === 0) return; // not started: the thread will see the flag
     const thread = pool.threads.find((candidate) => (candidate as { threadId?: number }).threadId === runningOn);
+    if (thread === undefined) return;
+    this.#ended.add(thread);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
-    thread?.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
+    thread.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
   }
 
   /**
@@ -413,15 +435,21 @@ export class ThreadPool {
 
   /**
    * Runs after tinypool's own 'error' listener, which removed the thread, failed the tasks it
-   * held and, if the thread had been ready, made its replacement. A thread that dies while
-   * starting held no task (see `#createPool`) and is not replaced (tinypool stops replacing
-   * threads then, so that a cause that stays does not start threads in a loop), and the tasks
-   * queued for it would wait forever: fail those with a ThreadStartError now.
+   * held and, if the thread had been ready, made its replacement. A ready thread that we did not
+   * end crashed: the job it ran counts as a crash, even when it fails with the uncaught exception
+   * that killed the thread (tinypool's listener failed its task already, but our handler of that
+   * failure runs on a later microtask, so it sees the mark). A thread that dies while starting
+   * held no task (see `#createPool`) and is not replaced (tinypool stops replacing threads then,
+   * so that a cause that stays does not start threads in a loop), and the tasks queued for it
+   * would wait forever: fail those with a ThreadStartError now.
    */
   #threadFailed(pool: Tinypool, thread: TinypoolWorker, error: unknown): void {
     if (this.#pool !== pool) return; // destroyed: its tasks are settled already
     this.#watchNewThreads(pool);
-    if (this.#ready.has(thread)) return; // it crashed while running: tinypool failed its task
+    if (this.#ready.has(thread)) {
+      if (!this.#ended.has(thread)) this.#noteCrashedJob(thread);
+      return;
+    }
     const threads = pool.threads;
     const queue = pool.options.taskQueue as StartQueue;
     // Queued tasks beyond the threads still starting have none left that will take them (the
@@ -437,6 +465,17 @@ export class ThreadPool {
       // job gets a new one, which tries to start threads again.
       this.#pool = undefined;
       endPool(pool).catch(this.#onPoolError);
+    }
+  }
+
+  /** Marks the job that `thread` ran when it died (the cell it said it runs), if any. */
+  #noteCrashedJob(thread: TinypoolWorker): void {
+    const threadId = (thread as { threadId?: number }).threadId;
+    for (const [job, cell] of this.#cellOf) {
+      if (Atomics.load(this.#shared, cell) === threadId) {
+        this.#diedUnder.add(job);
+        return;
+      }
     }
   }
 
