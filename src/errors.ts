@@ -5,7 +5,7 @@
  * @module
  */
 import type { WorkerStatus } from './worker.js';
-import { messageOf } from './internal/describe.js';
+import { isError, messageOf } from './internal/describe.js';
 
 /** Base class of qmux's own errors. */
 export class QmuxError extends Error {
@@ -82,7 +82,7 @@ export class CancelledError extends QmuxError {
   constructor(reason?: unknown) {
     super(
       reason === undefined ? 'qmux: job cancelled' : `qmux: job cancelled: ${messageOf(reason)}`,
-      reason instanceof Error ? { cause: reason } : undefined,
+      isError(reason) ? { cause: reason } : undefined,
     );
     this.reason = reason;
   }

@@ -116,6 +116,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #timer: WakeTimer;
   #idleWaiters: Waiter[] = [];
   #stopWaiters: Waiter[] = [];
+  /** Counts `stop()` calls: a start() that a 'stopped' listener's stop() followed gives way to it. */
+  #stopCalls = 0;
   /** What the process's one `beforeExit` listener asks about this worker (see `shell/exit-warning.ts`). */
   readonly #exitWatch = new ExitWatch();
   /** The bound remote sources (SPEC 9), once there is one. */
@@ -318,8 +320,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const core = this.#core;
     const recovering = core.phase === Phase.Halted;
     // A stop that is complete but not acted on yet (stop() then start() from a listener, whose
-    // settling waits for the outer one): it resolves now, before the phase leaves Stopped.
-    if (core.phase === Phase.Stopped && core.slotsInUse === 0) this.#completeStop();
+    // settling waits for the outer one): it resolves now, before the phase leaves Stopped. If a
+    // 'stopped' listener stops the worker again, that later call stands.
+    if (core.phase === Phase.Stopped && core.slotsInUse === 0 && this.#stopWaiters.length > 0) {
+      const stops = this.#stopCalls;
+      this.#completeStop();
+      if (this.#stopCalls !== stops) return;
+    }
     if (!core.call('start')) return;
     // A 'halted' listener that restarts a worker whose strategy keeps throwing must not spin
     // halt, start, pass in microtasks forever: a second recovery in one macrotask waits for the
@@ -355,6 +362,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   stop(): Promise<void> {
+    this.#stopCalls++;
     const core = this.#core;
     if (core.phase === Phase.Stopped && core.slotsInUse === 0) return this.#quiescing ?? Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
@@ -937,7 +945,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // Their outcomes recorded and their connections closed: only then is the worker stopped.
       const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
         if (this.#quiescing === quiescing) this.#quiescing = undefined;
-        this.#stopped(waiters);
+        // Started again meanwhile (and maybe stopping again, with jobs running): this stop is
+        // over, but the worker is not stopped, and keeps its threads.
+        if (this.#core.phase === Phase.Stopped && this.#core.slotsInUse === 0) this.#stopped(waiters);
+        else for (const waiter of waiters) waiter.resolve();
       });
       this.#quiescing = quiescing;
     }

@@ -414,4 +414,29 @@ describe('a listener that throws a value String() cannot convert', () => {
       stop();
     }
   });
+
+  it('a listener that throws a revoked Proxy becomes a warning, and the worker runs on (it does not halt)', async () => {
+    const { warnings, stop } = captureWarnings();
+    try {
+      const worker = new Worker(async (job: Job<string>) => job.data);
+      const halted: unknown[] = [];
+      worker.on('halted', (error) => halted.push(error));
+      worker.once('completed', () => {
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        throw proxy;
+      });
+      const q = worker.bindQueue();
+      q.add('a');
+      const second = q.add('b');
+      await worker.waitUntilIdle();
+      await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
+      expect(halted).toEqual([]);
+      expect(worker.status).toBe('idle');
+      expect(second.status).toBe('succeeded');
+      expect(warnings.map((warning) => warning.message)).toEqual(['[a value that cannot be shown]']);
+    } finally {
+      stop();
+    }
+  });
 });

@@ -235,4 +235,26 @@ describe('stop() then start() from a listener, with nothing running', () => {
     expect(resolved).toBe(true);
     expect(second.status).toBe('succeeded');
   });
+
+  it('a stop() from the "stopped" listener that start() emits is the last call: the worker stays stopped', async () => {
+    vi.useFakeTimers();
+    const worker = new Worker(async (job: Job<string>) => job.data, { autoRun: false });
+    const q = worker.bindQueue();
+    const handle = q.add('a');
+    let last: Promise<void> | undefined;
+    worker.on('cancelled', () => {
+      void worker.stop();
+      worker.start();
+    });
+    worker.once('stopped', () => {
+      last = worker.stop(); // the user's last lifecycle call
+    });
+    handle.cancel();
+    await vi.advanceTimersByTimeAsync(10);
+    let resolved = false;
+    void last?.then(() => (resolved = true));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(resolved).toBe(true);
+    expect(worker.status).toBe('stopped');
+  });
 });

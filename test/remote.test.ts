@@ -533,3 +533,43 @@ describe('faults', () => {
     await stopAll(worker, gate);
   });
 });
+
+describe('a claim that rejects with a value String() cannot convert', () => {
+  it('is reported as a RemoteSourceError, with no unhandled rejection, and the source keeps claiming', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const engine = new MemoryEngine();
+      const adapter = engine.adapter<{ n: number }, number>();
+      const claim = adapter.claim.bind(adapter);
+      let first = true;
+      adapter.claim = (max, signal) => {
+        if (first) {
+          first = false;
+          return Promise.reject(Object.create(null));
+        }
+        return claim(max, signal);
+      };
+      const worker = new Worker(async (job: Job<{ n: number }>) => job.data.n * 10);
+      const errors: unknown[] = [];
+      worker.on('error', (error) => errors.push(error));
+      worker.bindRemote(adapter, { name: 'r' });
+      const id = engine.add({ n: 1 });
+      for (let i = 0; i < 20; i++) {
+        await vi.advanceTimersByTimeAsync(500);
+        await flushMicrotasks(50);
+      }
+      await vi.runOnlyPendingTimersAsync();
+      expect({ unhandled: unhandled.map(String), errors: errors.map((error) => (error as Error).name), completed: engine.completed.get(id) }).toEqual(
+        {
+          unhandled: [],
+          errors: ['RemoteSourceError'],
+          completed: 10,
+        },
+      );
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -791,3 +791,41 @@ describe('threads worker: stop() and process exit', () => {
     });
   }, 40_000);
 });
+
+describe('a restart while a stop waits for remote sources', () => {
+  it('stop() then start() while a remote source quiesces: a job started after the restart keeps its thread when the quiesce ends, and no "stopped" follows', async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const worker = new Worker<{ ms: number; value: number }, { value: number }>(SLOW, { concurrency: 2 });
+    let closes = 0;
+    let closeDone: () => void = () => {};
+    worker.bindRemote({
+      lockDuration: 30_000,
+      claim: (_max, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
+      complete: async () => {},
+      fail: async () => {},
+      release: async () => {},
+      extend: async () => {},
+      close: () => (closes++ === 0 ? new Promise<void>((r) => (closeDone = r)) : Promise.resolve()),
+    });
+    try {
+      const q = worker.bindQueue();
+      await q.add({ ms: 0, value: 0 }).result();
+      const events: string[] = [];
+      worker.on('stopped', () => events.push(`stopped while ${worker.status}`));
+      const stopping = worker.stop();
+      await sleep(20);
+      worker.start();
+      const job = q.add({ ms: 1500, value: 1 });
+      await sleep(400); // the job runs in a thread
+      closeDone(); // the quiesce of the stop before the restart ends
+      await stopping;
+      const outcome = await job.result().then(
+        (v) => v.value,
+        (e: unknown) => `failed: ${(e as Error).message}`,
+      );
+      expect({ outcome, events }).toEqual({ outcome: 1, events: [] });
+    } finally {
+      await Promise.race([worker.stop(), sleep(5000)]);
+    }
+  });
+});

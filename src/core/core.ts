@@ -12,6 +12,7 @@ import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
 import { PROMOTE_BATCH, Promotion } from './promotion.js';
 import { nextPhase, Phase, statusOf, type LifecycleCall, type WorkerStatus } from './worker-state.js';
+import { safeString } from '../internal/describe.js';
 
 /** What {@link Core} is made with. @internal */
 export interface CoreConfig {
@@ -146,7 +147,7 @@ export class Core {
   halt(cause: unknown): void {
     if (this.#phase === Phase.Halted) return;
     const error =
-      cause instanceof InvariantError ? cause : new InvariantError('internal', `unexpected error inside qmux: ${String(cause)}`, { cause });
+      cause instanceof InvariantError ? cause : new InvariantError('internal', `unexpected error inside qmux: ${safeString(cause)}`, { cause });
     this.#phase = Phase.Halted;
     this.haltError = error;
     this.outbox.record(Note.Halted, undefined, error, 0);

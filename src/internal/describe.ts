@@ -14,6 +14,15 @@ export function safeString(value: unknown): string {
   }
 }
 
+/** Whether `value` is an Error, never throwing (a revoked Proxy throws on `instanceof`). @internal */
+export function isError(value: unknown): value is Error {
+  try {
+    return value instanceof Error;
+  } catch {
+    return false;
+  }
+}
+
 /** An Error's message, else {@link safeString}. @internal */
 export function messageOf(value: unknown): string {
   try {

@@ -1,4 +1,5 @@
 import { QmuxError } from '../errors.js';
+import { messageOf } from '../internal/describe.js';
 
 /**
  * What a remote adapter rejects with when the engine says the job's claim (its lock) is gone:
@@ -39,7 +40,7 @@ export class RemoteSourceError extends QmuxError {
    * @param cause - the engine's or adapter's error
    */
   constructor(source: string, what: string, cause: unknown) {
-    super(`qmux: remote source "${source}" ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`qmux: remote source "${source}" ${what}: ${messageOf(cause)}`, { cause });
     this.source = source;
   }
 }

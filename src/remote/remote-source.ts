@@ -7,6 +7,7 @@ import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { LockLostError } from './errors.js';
 import { Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
+import { safeString } from '../internal/describe.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
 export const MAX_DEFAULT_PREFETCH = 64;
@@ -273,7 +274,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #claimed(controller: AbortController, jobs: readonly RemoteJob<T>[], max: number, startedAt: number): void {
     this.#claim = undefined;
     if (!Array.isArray(jobs)) {
-      this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${String(jobs)}`));
+      this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${safeString(jobs)}`));
       return;
     }
     // An aborted claim resolves to nothing without asking the engine: that is no answer, and must

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { WorkerEvents } from '../events.js';
-import { messageOf, safeString } from '../internal/describe.js';
+import { isError, messageOf, safeString } from '../internal/describe.js';
 
 /** What reporting a fault needs of a worker. @internal */
 export interface FaultSink {
@@ -36,9 +36,16 @@ export function listenerThrew(worker: FaultSink, event: string, error: unknown):
 
 function warn(worker: FaultSink, error: unknown, what: string): void {
   // A message, not the Error itself: given an Error, Node ignores `type` and `detail`.
-  const isError = error instanceof Error;
-  const message = isError ? `${safeString(error.name)}: ${messageOf(error)}` : safeString(error);
-  const stack = isError && error.stack !== undefined ? `\n${safeString(error.stack)}` : '';
+  let message = safeString(error);
+  let stack = '';
+  if (isError(error)) {
+    try {
+      message = `${safeString(error.name)}: ${messageOf(error)}`;
+      if (error.stack !== undefined) stack = `\n${safeString(error.stack)}`;
+    } catch {
+      // a getter that throws: the message above stands
+    }
+  }
   process.emitWarning(message, {
     type: 'QmuxWarning',
     detail: `worker "${worker.name}": ${what}; listen to its "error" event to handle this.${stack}`,
