@@ -26,3 +26,17 @@ export async function strategyRound(Worker, Strategy, name, jobs, concurrency) {
   const spent = process.cpuUsage(before);
   return ((spent.user + spent.system) * 1000) / jobs;
 }
+
+/**
+ * The `keys` cell of bench/keys-cpu.mjs: `jobs` fire-and-forget no-op jobs on one queue bound
+ * with keys, job i of key `i % keys`, on a fresh worker: CPU ns per job.
+ */
+export async function keysRound(Worker, keys, jobs, concurrency) {
+  const worker = new Worker(job, { concurrency });
+  const queue = worker.bindQueue({ keys: { by: (i) => i % keys } });
+  const before = process.cpuUsage();
+  for (let i = 0; i < jobs; i++) queue.add(i);
+  await worker.waitUntilIdle();
+  const spent = process.cpuUsage(before);
+  return ((spent.user + spent.system) * 1000) / jobs;
+}
