@@ -199,15 +199,14 @@ function allow(method: string, allowed: string): void {
  * proxy) gives its path.
  */
 function requestPath(target: string): string {
-  if (target.startsWith('/')) {
-    const end = target.search(/[?#]/);
-    return end < 0 ? target : target.slice(0, end);
+  let path = target;
+  if (!path.startsWith('/')) {
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(path);
+    if (authority === null) throw new HttpError(400, 'malformed request URL');
+    path = path.slice(authority[0].length) || '/';
   }
-  try {
-    return new URL(target).pathname;
-  } catch {
-    throw new HttpError(400, 'malformed request URL');
-  }
+  const end = path.search(/[?#]/);
+  return end < 0 ? path : path.slice(0, end);
 }
 
 function decodePart(part: string): string {

@@ -406,6 +406,8 @@ describe('paths and methods', () => {
     }
     // A proxy's absolute-form target names the same routes.
     expect(JSON.parse((await rawRequest('GET', 'http://admin.example/workers/w?x=1', undefined)).text).status).toBe('paused');
+    expect((await rawRequest('GET', 'http://admin.example/workers/..', undefined)).status).toBe(404);
+    expect((await rawRequest('GET', 'http://admin.example', undefined)).text).toMatch(/^<!doctype html>/);
   });
 
   it('400 JSON for a malformed path segment', async () => {

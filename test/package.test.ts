@@ -210,6 +210,32 @@ describe('the packed package, installed from its tarball', () => {
     expect(result.stdout).toBe(output.code);
   });
 
+  it("type-checks each of the README's recipes (complete programs, it says) in a strict project against the installed declarations", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const from = readme.indexOf('\n## Recipes\n');
+    const to = readme.indexOf('\n## ', from + 1);
+    expect(from).toBeGreaterThan(0);
+    const files: string[] = [];
+    for (let at = from; ; ) {
+      const open = readme.indexOf('```ts\n', at);
+      if (open < 0 || open > to) break;
+      const block = fenced(readme, 'ts', open);
+      const file = `recipe-${files.length + 1}.ts`;
+      writeFileSync(join(project, file), block.code);
+      files.push(file);
+      at = block.end;
+    }
+    expect(files.length).toBeGreaterThanOrEqual(6);
+    const consumer = join(ROOT, 'test', 'fixtures', 'consumer');
+    writeFileSync(
+      join(project, 'tsconfig.recipes.json'),
+      JSON.stringify({ extends: join(consumer, 'tsconfig.json'), compilerOptions: { typeRoots: [join(ROOT, 'node_modules', '@types')] }, files }),
+    );
+    const result = await run(process.execPath, [TSC, '-p', 'tsconfig.recipes.json'], project);
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+
   it('type-checks a strict user project against the installed declarations, rejecting the wrong uses', async () => {
     const consumer = join(ROOT, 'test', 'fixtures', 'consumer');
     cpSync(join(consumer, 'consumer.ts'), join(project, 'consumer.ts'));
