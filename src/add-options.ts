@@ -41,7 +41,10 @@ export interface JobOptions {
    * process, that is never looked up.
    */
   id?: string;
-  /** Cancels the job when it aborts; an already-aborted signal gives a handle that is already `'cancelled'`. */
+  /**
+   * Cancels the job when it aborts; an already-aborted signal gives a handle that is already
+   * `'cancelled'`, even from a full queue (the job never joins it; a closed one still refuses).
+   */
   signal?: AbortSignal;
   /** Fails an attempt that runs longer than this many ms (a finite number > 0, at most 2147483647); overrides the worker's `timeout`. */
   timeout?: number;

@@ -36,7 +36,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
-    const refused = this.refusal(1, key);
+    const refused = this.refusal(1, key, parsed?.signal?.aborted);
     if (refused !== undefined) throw refused;
     return this.enqueue(data, priority, parsed, key);
   }
@@ -48,7 +48,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
-    return this.refusal(1, key) === undefined ? this.enqueue(data, priority, parsed, key) : undefined;
+    return this.refusal(1, key, parsed?.signal?.aborted) === undefined ? this.enqueue(data, priority, parsed, key) : undefined;
   }
 
   /**

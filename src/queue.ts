@@ -27,7 +27,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
-    const refused = this.refusal(1, key);
+    const refused = this.refusal(1, key, parsed?.signal?.aborted);
     if (refused !== undefined) throw refused;
     return this.enqueue(data, 0, parsed, key);
   }
@@ -38,7 +38,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
     const key = this.keyFor(data, parsed);
-    return this.refusal(1, key) === undefined ? this.enqueue(data, 0, parsed, key) : undefined;
+    return this.refusal(1, key, parsed?.signal?.aborted) === undefined ? this.enqueue(data, 0, parsed, key) : undefined;
   }
 
   /**

@@ -342,12 +342,14 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
-   * @internal Whether `add` would accept `count` more jobs now (of key `key`, in a keyed queue);
-   * throws or returns the error.
+   * @internal Whether `add` would accept `count` more jobs now (of key `key`, in a keyed queue;
+   * `aborted`: added with a signal that has aborted already); throws or returns the error.
    */
-  refusal(count: number, key?: string): QueueClosedError | QueueFullError | undefined {
+  refusal(count: number, key?: string, aborted = false): QueueClosedError | QueueFullError | undefined {
     if (this.#closed || this.retiring) return new QueueClosedError(this.name);
-    // A batch of none always fits, even a source that a retry took past its capacity.
+    // A batch of none always fits, even a source that a retry took past its capacity; so do jobs
+    // whose signal has already aborted, which settle cancelled without ever joining.
+    if (aborted) return undefined;
     if (count > 0 && this.capacity !== Infinity && this.length + count > this.capacity) {
       return new QueueFullError(this.name, this.capacity, count, Math.max(0, this.capacity - this.length));
     }
@@ -501,14 +503,15 @@ export abstract class Source<T = unknown, R = unknown> {
       throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
     }
     const names = this.keys === undefined && parsed?.key === undefined ? undefined : items.map((item) => this.keyFor(item.data, parsed) as string);
-    const refused = this.refusal(items.length);
+    const aborted = parsed?.signal?.aborted === true;
+    const refused = this.refusal(items.length, undefined, aborted);
     if (refused !== undefined) throw refused;
     if (names !== undefined) {
       this.keysToNow();
       const counts = new Map<string, number>();
       for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
       for (const [name, count] of counts) {
-        const full = this.refusal(count, name);
+        const full = this.refusal(count, name, aborted);
         if (full !== undefined) throw full;
       }
       this.weighKeys(counts.keys());

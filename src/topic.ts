@@ -64,7 +64,7 @@ export class Topic<in out T = unknown> {
     const id = options?.id;
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
-      const refused = subscription.refusal(1);
+      const refused = subscription.refusal(1, undefined, options?.signal?.aborted);
       if (refused !== undefined) throw refused;
     }
     return this.#deliver(data, options);
@@ -79,7 +79,7 @@ export class Topic<in out T = unknown> {
     const id = options?.id;
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
-      if (subscription.refusal(1) !== undefined) return undefined;
+      if (subscription.refusal(1, undefined, options?.signal?.aborted) !== undefined) return undefined;
     }
     return this.#deliver(data, options);
   }

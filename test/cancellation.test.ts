@@ -625,3 +625,39 @@ describe('cancel(reason) with a reason String() cannot convert', () => {
     expect(worker.stats().counters.succeeded).toBe(0);
   });
 });
+
+describe('an already-aborted signal on a full queue', () => {
+  it('still returns a handle, already cancelled, from add, tryAdd, addAll and publish; the job never takes room; a closed queue still throws', async () => {
+    const worker = new Worker(async (job: Job<string>) => job.data, { autoRun: false });
+    const aborted = AbortSignal.abort('gone');
+    const q = worker.bindQueue({ capacity: 1 });
+    const pq = worker.bindPriorityQueue({ capacity: 1 });
+    const keyed = worker.bindQueue({ keys: { by: () => 'k', capacity: 1 } });
+    const topic = new Topic<string>();
+    const subscription = worker.subscribe(topic, { capacity: 1 });
+    q.add('in');
+    pq.add('in', 1);
+    keyed.add('in');
+    topic.publish('in');
+    const handles = [
+      q.add('x', { signal: aborted }),
+      q.tryAdd('x', { signal: aborted }),
+      pq.add('x', 1, { signal: aborted }),
+      pq.tryAdd('x', 1, { signal: aborted }),
+      keyed.add('x', { signal: aborted }),
+      ...q.addAll(['x', 'y'], { signal: aborted }).handles,
+      ...topic.publish('x', { signal: aborted }),
+      ...(topic.tryPublish('x', { signal: aborted }) ?? []),
+    ];
+    expect(handles.map((handle) => handle?.status)).toEqual(Array(handles.length).fill('cancelled'));
+    expect([q.length, pq.length, keyed.length, subscription.length]).toEqual([1, 1, 1, 1]);
+    const reasons = await Promise.all(handles.map((handle) => handle?.result().catch((error: CancelledError) => error.reason)));
+    expect(reasons).toEqual(Array(handles.length).fill('gone'));
+    expect(worker.stats().counters.cancelled).toBe(handles.length);
+    // Without an aborted signal the queue is still full.
+    expect(() => q.add('z')).toThrow(/full/);
+    expect(q.tryAdd('z', { signal: new AbortController().signal })).toBeUndefined();
+    q.close();
+    expect(() => q.add('x', { signal: aborted })).toThrow(/closed/);
+  });
+});

@@ -1127,11 +1127,12 @@ export class Simulation {
     const open = listed.filter((source) => !source.closed && !source.retiring);
     const source = rng.pick(open.length > 0 && rng.chance(0.85) ? open : listed);
     const options = this.#randomAddOptions();
+    const aborted = options?.signal?.aborted === true;
     if (source.kind === 'sub') {
       // A publish delivers to every attached subscription, all or nothing.
-      const refusing = this.#topicSubs.find((sub) => this.#refusal(sub, 1) !== undefined);
+      const refusing = this.#topicSubs.find((sub) => this.#refusal(sub, 1, undefined, aborted) !== undefined);
       const expectedCount = this.#topicSubs.length;
-      this.#expectRefusal(refusing === undefined ? undefined : this.#refusal(refusing, 1), () => {
+      this.#expectRefusal(refusing === undefined ? undefined : this.#refusal(refusing, 1, undefined, aborted), () => {
         const handles = this.topic.publish(rng.int(0, 999), options);
         this.eq(handles.length, expectedCount, 'deliveries of one publish');
       });
@@ -1140,7 +1141,7 @@ export class Simulation {
     const count = many ? rng.int(1, 5) : 1;
     const single = rng.int(0, 999);
     const data = many ? Array.from({ length: count }, (_, i) => i) : [single];
-    this.#expectRefusal(this.#refusal(source, count, data.map(simKey)), () => {
+    this.#expectRefusal(this.#refusal(source, count, data.map(simKey), aborted), () => {
       if (source.kind === 'queue') {
         const queue = source.src as Queue;
         if (many) queue.addAll(data, options);
@@ -1157,9 +1158,13 @@ export class Simulation {
     });
   }
 
-  /** What the public add must refuse (SPEC 3, 5): closed or retiring, or no room for `count`. */
-  #refusal(source: MSource, count: number, keys?: readonly (string | undefined)[]): 'closed' | 'full' | undefined {
+  /**
+   * What the public add must refuse (SPEC 3, 5): closed or retiring, or no room for `count`; jobs
+   * added with a signal that has already aborted need no room (they never join).
+   */
+  #refusal(source: MSource, count: number, keys?: readonly (string | undefined)[], aborted = false): 'closed' | 'full' | undefined {
     if (source.closed || source.retiring) return 'closed';
+    if (aborted) return undefined;
     if (source.jobs.size + count > source.capacity) return 'full';
     if (source.keys !== undefined && keys !== undefined) {
       const adding = new Map<string, number>();
