@@ -6,6 +6,7 @@
  */
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { Tinypool } from 'tinypool';
+import { ABORTING } from './task-cells.js';
 
 /** What the main thread sends for each task. */
 export interface ThreadTask {
@@ -17,7 +18,7 @@ export interface ThreadTask {
   key: string | undefined;
   /** The abort-table cell of this task: where to say which thread runs it (see `ThreadPool.abort`). */
   cell: number;
-  /** The job's `seq`: tells this task's progress reports from those of an earlier task of the cell. */
+  /** This task's number in its pool: tells its progress reports from those of an earlier task of the cell (an earlier attempt of the same job, too). */
   seq: number;
 }
 
@@ -179,6 +180,7 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
     // main thread sets the flag, then reads the id, so one side always sees the other.
     Atomics.store(workerData.shared, task.cell, threadId);
     if (Atomics.load(workerData.shared, workerData.cells + task.cell) !== 0) {
+      endTask(task.cell);
       throw new Error('qmux: the job was aborted before its thread started it');
     }
   }
@@ -189,5 +191,18 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
     return await fn(task.data, ctx);
   } finally {
     await ctx.finish();
+    endTask(task.cell);
   }
+}
+
+/**
+ * Takes the end of this thread's task before its result or error goes back: the cell goes from
+ * this thread's id to 0. If the main thread took it first (`ABORTING`: a timeout or cancel that
+ * ends this thread), nothing may be sent, or it would reach a pool that has dropped this thread
+ * and hand it the next task: the thread waits to be terminated, which comes next.
+ */
+function endTask(cell: number): void {
+  if (workerData === undefined) return;
+  if (Atomics.compareExchange(workerData.shared, cell, threadId, 0) === threadId) return;
+  for (;;) Atomics.wait(workerData.shared, cell, ABORTING);
 }

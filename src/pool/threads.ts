@@ -5,6 +5,7 @@ import { QmuxError } from '../errors.js';
 import * as check from '../internal/validate.js';
 import type { JobProgress, JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
+import { ABORTING } from './task-cells.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
 import { safeString } from '../internal/describe.js';
 
@@ -223,6 +224,10 @@ export class ThreadPool {
   readonly #cellOf = new Map<JobRecord, number>();
   /** Per cell, the job whose task it holds. */
   readonly #jobAt: (JobRecord | undefined)[] = [];
+  /** Per cell, the number of the task it holds (see `ThreadTask.seq`). */
+  readonly #taskAt: number[] = [];
+  /** Tasks handed to tinypool so far: each one's number. */
+  #tasks = 0;
   readonly #onProgress: (job: JobRecord, value: JobProgress) => void;
   /** Where threads send `ctx.updateProgress` reports; open while the pool is. */
   #reports: BroadcastChannel | undefined = undefined;
@@ -260,6 +265,8 @@ export class ThreadPool {
     Atomics.store(this.#shared, 2 * MAX_THREADS + cell, 0);
     this.#cellOf.set(job, cell);
     this.#jobAt[cell] = job;
+    const seq = ++this.#tasks;
+    this.#taskAt[cell] = seq;
     const task: PoolTask = {
       data: job.data,
       id: job.id,
@@ -267,7 +274,7 @@ export class ThreadPool {
       source: job.home.name,
       key: job.key,
       cell,
-      seq: job.seq,
+      seq,
       [kQueueOptions]: job,
     };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
@@ -318,9 +325,14 @@ export class ThreadPool {
     }
     Atomics.store(this.#shared, MAX_THREADS + cell, 1);
     const runningOn = Atomics.load(this.#shared, cell);
-    if (runningOn === 0) return; // not started: the thread will see the flag
+    if (runningOn <= 0) return; // not started (the thread will see the flag), or its result is on the way
     const thread = pool.threads.find((candidate) => (candidate as { threadId?: number }).threadId === runningOn);
     if (thread === undefined) return;
+    // Take the end of the task from its thread: if it has just finished (cleared the cell), its
+    // result is on the way and settles the attempt; ending the thread now would leave that
+    // message to a pool that no longer knows the thread (a pool 'error', and the next task
+    // handed to a thread being terminated).
+    if (Atomics.compareExchange(this.#shared, cell, runningOn, ABORTING) !== runningOn) return;
     this.#ended.add(thread);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
     thread.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
@@ -331,11 +343,12 @@ export class ThreadPool {
    * acknowledged in shared memory. The thread's task returns only once every report it sent is
    * acknowledged, so each one is recorded before its job settles, although reports and results
    * travel on different channels. A report of a task that is no longer the cell's (a thread
-   * ended by an abort may still have one in flight) is dropped.
+   * ended by an abort may still have one in flight, even when the cell now holds the job's next
+   * attempt) is dropped, and acknowledges nothing.
    */
   #recordReport(report: ProgressReport): void {
     const job = this.#jobAt[report.cell];
-    if (job === undefined || job.seq !== report.seq) return;
+    if (job === undefined || this.#taskAt[report.cell] !== report.seq) return;
     try {
       this.#onProgress(job, report.value as JobProgress);
     } finally {
@@ -361,7 +374,15 @@ export class ThreadPool {
     // tinypool reads its options live and has no setter for them.
     const options = pool.options as { maxThreads: number; minThreads: number };
     options.maxThreads = maxThreads;
-    if (options.minThreads > maxThreads) options.minThreads = maxThreads;
+    if (options.minThreads > maxThreads) {
+      options.minThreads = maxThreads;
+      // tinypool starts an idle thread's timer only as it becomes idle, when it was within
+      // `minThreads` then: the threads above the new minimum would never be let go. Recycling
+      // ends the idle ones now (and each busy one after its task) and makes the minimum again.
+      pool.recycleWorkers().then(() => {
+        if (this.#pool === pool) this.#watchNewThreads(pool);
+      }, this.#onPoolError);
+    }
   }
 
   /** Ends every thread; the next `run` starts a new pool. */

@@ -1,0 +1,122 @@
+/**
+ * Races in the thread pool (SPEC 6, 7, 8): a timeout or cancel as a task ends, progress of an
+ * attempt that timed out, concurrency lowered below minThreads. Like test/threads.test.ts these use the BUILT
+ * library and real worker threads; handlers are in fixtures/threads/. Races are made
+ * deterministic by blocking the main thread in a `setImmediate` callback (the check phase): the
+ * next loop iteration then runs its expired timers (a job's timeout) before its poll phase
+ * delivers the messages the threads sent meanwhile.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '../dist/index.js';
+import { runNode } from './helpers.js';
+
+const BUILT = new URL('../dist/index.js', import.meta.url);
+const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
+const FLOOD = fixture('progress-flood.mjs');
+const HOST = fixture('races-host.mjs');
+
+/** Generous bound for a child process to end by itself. */
+const EXIT_BOUND_MS = 30_000;
+
+const made: Array<{ name: string; stop(): Promise<void> }> = [];
+function track<W extends { name: string; stop(): Promise<void> }>(worker: W): W {
+  made.push(worker);
+  return worker;
+}
+afterEach(async () => {
+  const workers = made.splice(0);
+  await Promise.all(workers.map((worker) => settlesWithin(worker.stop(), 15_000)));
+});
+
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Blocks the main thread for `ms`, `after` ms from now, from the check phase (see the top). */
+function blockMainThreadLater(after: number, ms: number): void {
+  setTimeout(
+    () =>
+      setImmediate(() => {
+        const until = Date.now() + ms;
+        while (Date.now() < until);
+      }),
+    after,
+  );
+}
+
+beforeAll(() => {
+  if (!existsSync(BUILT)) throw new Error(`${fileURLToPath(BUILT)} is missing: run \`npm run build\` first`);
+});
+
+describe('a timeout or cancel racing the task’s own completion', () => {
+  // The handler returns (its result is on its way to the main thread) just before the job's
+  // timeout or cancel is handled. Ending the thread then would leave its late result to a pool
+  // that has dropped it: tinypool calls that "Unexpected message from Worker" (a pool 'error') and
+  // hands the next queued job to the terminating thread, which fails it without running it. The
+  // thread and the main thread now take the end of the task from each other (`ABORTING`). SPEC 6:
+  // a timeout fails that job only; SPEC 8: 'error' is for faults. (Run in a child process: inside
+  // vitest's own process the late result is not delivered in the same order.)
+  for (const { scenario, first } of [
+    { scenario: 'timeout-races-result', first: 'failed: TimeoutError' },
+    { scenario: 'cancel-races-result', first: 'failed: CancelledError' },
+  ]) {
+    it(`${scenario}: the jobs added as it ends run and succeed, and no pool error is emitted`, async () => {
+      const run = await runNode([fileURLToPath(HOST), scenario], EXIT_BOUND_MS);
+      const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
+      expect(run.killed, context).toBe(false);
+      expect(run.code, context).toBe(0);
+      const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+      expect(lines, context).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toEqual({ scenario, first, next: [2, 3], errors: [], stopped: 'stopped' });
+    }, 40_000);
+  }
+});
+
+describe('concurrency lowered below minThreads', () => {
+  // README (Threads): "minThreads (kept alive even when idle, default 0, at most concurrency),
+  // idleTimeout (ms an idle thread above minThreads lives, default 1000)". tinypool arms a
+  // thread's idle timer only when the thread becomes available, so threads already idle within the
+  // old minThreads would stay for good: lowering the minimum recycles the pool's threads.
+  it('idle threads above the lowered minThreads are released after idleTimeout', async () => {
+    const run = await runNode([fileURLToPath(HOST), 'lower-concurrency-idle'], EXIT_BOUND_MS);
+    const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
+    expect(run.killed, context).toBe(false);
+    expect(run.code, context).toBe(0);
+    const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+    expect(lines, context).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toEqual({ scenario: 'lower-concurrency-idle', before: 3, idleAfterLowering: 1, stopped: 'stopped' });
+  }, 40_000);
+});
+
+describe('progress reports of an aborted attempt', () => {
+  // README (Progress): "A report after the job has settled, or between two attempts (from the
+  // handler of an attempt that timed out and still runs, say), is ignored". The retry takes the
+  // freed cell again, so a report is told from a later task's by the task's own number in the
+  // pool, not by the job's (the same for every attempt).
+  it('reports attempt 1 sent before its timeout are not recorded while attempt 2 runs', async () => {
+    const worker = track(new Worker<number, string>(FLOOD, { concurrency: 1, timeout: 600, retry: { attempts: 2 } }));
+    let secondAttemptRunning = false;
+    const stale: unknown[] = [];
+    worker.on('active', (job) => {
+      if (job.attempts === 2) secondAttemptRunning = true;
+      else blockMainThreadLater(300, 500); // attempt 1 keeps reporting while the main thread is busy; its timeout expires meanwhile
+    });
+    worker.on('progress', (_job, value) => {
+      if (secondAttemptRunning && (value as { attempt: number }).attempt === 1) stale.push(value);
+    });
+    const handle = worker.bindQueue().add(1);
+    expect(await handle.result()).toBe('done');
+    expect({ staleReportsRecordedDuringAttempt2: stale.length, progress: handle.progress }).toEqual({
+      staleReportsRecordedDuringAttempt2: 0,
+      progress: { attempt: 2, i: 0 },
+    });
+  }, 30_000);
+});
