@@ -944,10 +944,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     else {
       // Their outcomes recorded and their connections closed: only then is the worker stopped.
       const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
-        if (this.#quiescing === quiescing) this.#quiescing = undefined;
-        // Started again meanwhile (and maybe stopping again, with jobs running): this stop is
-        // over, but the worker is not stopped, and keeps its threads.
-        if (this.#core.phase === Phase.Stopped && this.#core.slotsInUse === 0) this.#stopped(waiters);
+        const latest = this.#quiescing === quiescing;
+        if (latest) this.#quiescing = undefined;
+        // Started again meanwhile (and maybe stopping again, with jobs running, or waiting for
+        // the sources again): this stop is over, but it is not the one that stops the worker.
+        if (latest && this.#core.phase === Phase.Stopped && this.#core.slotsInUse === 0) this.#stopped(waiters);
         else for (const waiter of waiters) waiter.resolve();
       });
       this.#quiescing = quiescing;

@@ -573,3 +573,36 @@ describe('a claim that rejects with a value String() cannot convert', () => {
     }
   });
 });
+
+describe('stop(), start(), stop() while the first stop waits for a remote source to close', () => {
+  it('resolves both stops and emits one "stopped", once the worker is stopped', async () => {
+    let closes = 0;
+    let releaseFirstClose: () => void = () => {};
+    const worker = new Worker(async (job: Job<number>) => job.data);
+    worker.bindRemote({
+      lockDuration: 30_000,
+      claim: (_max, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
+      complete: async () => {},
+      fail: async () => {},
+      release: async () => {},
+      extend: async () => {},
+      close: () => (closes++ === 0 ? new Promise<void>((resolve) => (releaseFirstClose = resolve)) : Promise.resolve()),
+    });
+    await flushMicrotasks();
+    const events: string[] = [];
+    worker.on('stopped', () => events.push(`stopped (${worker.status})`));
+    const resolved: string[] = [];
+    const first = worker.stop().then(() => resolved.push('first'));
+    await vi.advanceTimersByTimeAsync(10);
+    worker.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const second = worker.stop().then(() => resolved.push('second'));
+    await vi.advanceTimersByTimeAsync(10);
+    releaseFirstClose();
+    await Promise.all([first, second]);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(resolved.sort()).toEqual(['first', 'second']);
+    expect(events).toEqual(['stopped (stopped)']);
+    expect(worker.status).toBe('stopped');
+  });
+});
