@@ -85,14 +85,20 @@ describe('concurrency lowered below minThreads', () => {
   // idleTimeout (ms an idle thread above minThreads lives, default 1000)". tinypool arms a
   // thread's idle timer only when the thread becomes available, so threads already idle within the
   // old minThreads would stay for good: lowering the minimum recycles the pool's threads.
-  it('idle threads above the lowered minThreads are released after idleTimeout', async () => {
+  it('idle threads above the lowered minThreads are released, and raising concurrency again restores minThreads', async () => {
     const run = await runNode([fileURLToPath(HOST), 'lower-concurrency-idle'], EXIT_BOUND_MS);
     const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
     expect(run.killed, context).toBe(false);
     expect(run.code, context).toBe(0);
     const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
     expect(lines, context).toHaveLength(1);
-    expect(JSON.parse(lines[0] as string)).toEqual({ scenario: 'lower-concurrency-idle', before: 3, idleAfterLowering: 1, stopped: 'stopped' });
+    expect(JSON.parse(lines[0] as string)).toEqual({
+      scenario: 'lower-concurrency-idle',
+      before: 3,
+      idleAfterLowering: 1,
+      idleAfterRaising: 3,
+      stopped: 'stopped',
+    });
   }, 40_000);
 });
 

@@ -374,8 +374,11 @@ export class ThreadPool {
     // tinypool reads its options live and has no setter for them.
     const options = pool.options as { maxThreads: number; minThreads: number };
     options.maxThreads = maxThreads;
-    if (options.minThreads > maxThreads) {
-      options.minThreads = maxThreads;
+    // The configured minimum, as far as the threads allow: raised again, it is back.
+    const minThreads = Math.min(this.#options.minThreads ?? 0, maxThreads);
+    const lowered = minThreads < options.minThreads;
+    options.minThreads = minThreads;
+    if (lowered) {
       // tinypool starts an idle thread's timer only as it becomes idle, when it was within
       // `minThreads` then: the threads above the new minimum would never be let go. Recycling
       // ends the idle ones now (and each busy one after its task) and makes the minimum again.
