@@ -2,7 +2,7 @@ import type { Job as BullJob, Worker as BullWorker, WorkerOptions as BullWorkerO
 import * as check from '../internal/validate.js';
 import type { RemoteAdapter, RemoteJob } from '../remote/adapter.js';
 import { LockLostError } from '../remote/errors.js';
-import { safeString } from '../internal/describe.js';
+import { messageOf, safeString } from '../internal/describe.js';
 
 // bullmq and ioredis are optional peer dependencies: loaded here, when `qmux/bullmq` is
 // imported, and never by `import 'qmux'`.
@@ -259,6 +259,21 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   /** Completes the job with the handler's result (`moveToCompleted`, `fetchNext` false). */
   async complete(job: RemoteJob<T>, result: R): Promise<void> {
     const remote = job as BullRemoteJob<T>;
+    // BullMQ stores the result as JSON, and throws before it reaches Redis for one that cannot be
+    // (a BigInt, a cycle): that is no outage, and retrying it would hold the job active for good.
+    // The attempt fails instead, as under BullMQ's own Worker (its attempts decide a retry).
+    let unstorable: unknown;
+    try {
+      JSON.stringify(result);
+    } catch (error) {
+      unstorable = error;
+    }
+    if (unstorable !== undefined) {
+      const reason = new TypeError(`qmux: BullMQ cannot store the result of job ${remote.id} as JSON: ${messageOf(unstorable)}`, {
+        cause: unstorable,
+      });
+      return this.fail(job, reason);
+    }
     try {
       await remote.job.moveToCompleted(result, remote.token, false);
     } catch (error) {

@@ -750,6 +750,26 @@ export class Core {
   }
 
   /**
+   * A claimed, unstarted job of a remote source whose claim the engine no longer holds (a lock
+   * that lapsed): it leaves like a handed-back job (no note, not counted as cancelled), and is not
+   * released either: the engine gives it out again, or has already. Returns whether it left.
+   */
+  dropClaimed(job: JobRecord): boolean {
+    if (job.state !== State.Waiting) return false;
+    const source = job.home;
+    job.state = State.Cancelled;
+    job.value = CancelReason.of('its claim was lost');
+    source.due.markRemoved();
+    this.waiting--;
+    if (job.dueAt !== UNTIMED) source.timed--;
+    if (job.ext?.timeout !== undefined) this.#timedOutable--;
+    source.forget(job);
+    releaseId(job);
+    this.#shrunk(source);
+    return true;
+  }
+
+  /**
    * Takes back every claimed, unstarted job of a remote source (pause, stop, close: SPEC 9) for
    * the shell to release to its engine. They leave without a note and without counting as
    * cancelled: nobody was handed them (no `active`, no handle), and the engine gives them out

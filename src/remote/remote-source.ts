@@ -79,6 +79,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #claimTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Calls in flight or waiting to be retried: complete, fail, release. */
   #io = 0;
+  /** Jobs whose release is among those calls. */
+  readonly #releasing = new Set<RemoteJobRecord<T, R>>();
   #quietWaiters: (() => void)[] = [];
   #extendTimer: ReturnType<typeof setInterval> | undefined = undefined;
   #extending = false;
@@ -227,6 +229,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   /** @internal A claimed, unstarted job was cancelled or purged: hand it back. */
   release(job: RemoteJobRecord<T, R>): void {
     this.#io++;
+    this.#releasing.add(job);
     this.#call(job, Call.Release);
   }
 
@@ -358,6 +361,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       return;
     }
     this.#fault(`could not ${CALL_NAMES[call]} job ${job.id}`, error);
+    if (call === Call.Release && (this.#quiescing !== undefined || this.#closing !== undefined || this.#shut)) {
+      // Stopping with the engine out of reach: the claim is let go instead (its lock lapses, and
+      // the engine gives the job out again), or stop() would wait for the engine forever.
+      this.#done(job);
+      return;
+    }
     // Retried until recorded or the lock is known lost: the job stays held (its claim renewed).
     const timer = setTimeout(() => this.#call(job, call), this.outage.backoffMs());
     timer.unref?.();
@@ -365,6 +374,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   #done(job: RemoteJobRecord<T, R>): void {
     job.recording = false;
+    this.#releasing.delete(job);
     this.#let(job);
     this.#io--;
     this.#checkQuiet();
@@ -427,6 +437,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     if (job.lockLost) return;
     job.lockLost = true;
     this.outage.lost();
+    // Not started: it is dropped, not run (the engine gives it to another consumer), and no
+    // longer held (nothing to renew, record or release).
+    if (this.core.dropClaimed(job)) this.#let(job);
   }
 
   // ---------------------------------------------------------------- faults
@@ -447,6 +460,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #reachable(reachable: boolean): void {
     this.unreachable = !reachable;
     this.core.dispatcher.touch(this);
+    if (!reachable) this.#checkQuiet(); // a stop may have been waiting only for releases
   }
 
   // ---------------------------------------------------------------- stopping
@@ -457,7 +471,11 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #isQuiet(): boolean {
-    return this.running === 0 && this.#io === 0 && this.#claim === undefined;
+    // Releases to an engine out of reach may wait for it forever (a client queues them until it
+    // reconnects): a stop does not wait for those. Closing the adapter ends them, and a release
+    // that fails then lets the claim go (see `#callFailed`); its lock lapses in the engine.
+    const waitedFor = this.unreachable ? this.#io - this.#releasing.size : this.#io;
+    return this.running === 0 && waitedFor === 0 && this.#claim === undefined;
   }
 
   #checkQuiet(): void {
