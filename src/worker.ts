@@ -40,6 +40,13 @@ export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from '
 
 let workerCount = 0;
 
+/**
+ * Spare awaiters a worker keeps for the next jobs whose handlers return a promise: more than any
+ * usual concurrency needs between two waves, and at most a few hundred KiB after a burst of
+ * running jobs (a p-limit style worker at `concurrency: Infinity`, say).
+ */
+const FREE_AWAITERS_KEPT = 1024;
+
 /** A worker name no live worker has: `worker-<n>`, skipping names users gave. */
 function generatedName(): string {
   let name: string;
@@ -86,7 +93,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #threads: ThreadPool | undefined = undefined;
   /** Recent thread crashes, for `degraded`. */
   readonly #crashes = new CrashWindow();
-  /** Every awaiter made so far; the busy ones hold the jobs whose handlers returned a promise. */
+  /** Every awaiter kept (busy or spare); the busy ones hold the jobs whose handlers returned a promise. */
   readonly #awaiters: Awaiter[] = [];
   #bindCount = 0;
   #passScheduled = false;
@@ -175,7 +182,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // Only a native promise's own reactions reach an awaiter, once each; this guards its reuse all the same.
       if (job === undefined) return;
       awaiter.job = undefined;
-      this.#freeAwaiters.push(awaiter);
+      if (this.#freeAwaiters.length < FREE_AWAITERS_KEPT) this.#freeAwaiters.push(awaiter);
+      else this.#dropAwaiter(awaiter);
       this.#finish(job, ok, value, awaiter.startedAt);
     };
     this.#passTask = () => this.#pass();
@@ -762,8 +770,19 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   #newAwaiter(): Awaiter {
     const awaiter = new Awaiter(this.#awaited);
+    awaiter.at = this.#awaiters.length;
     this.#awaiters.push(awaiter);
     return awaiter;
+  }
+
+  /** Lets go of an awaiter beyond the spares kept: memory follows the jobs running, not their peak. */
+  #dropAwaiter(awaiter: Awaiter): void {
+    const awaiters = this.#awaiters;
+    const last = awaiters.pop() as Awaiter;
+    if (last !== awaiter) {
+      awaiters[awaiter.at] = last;
+      last.at = awaiter.at;
+    }
   }
 
   /**

@@ -382,3 +382,50 @@ describe('a drained priority queue gives its memory back', () => {
     expect(retained).toBeLessThan(1024 * 1024);
   });
 });
+
+const MB = 1024 * 1024;
+
+describe('Strategy.Weighted with sources that come and go', () => {
+  it('30,000 subscribe / publish / unsubscribe cycles with distinct weights retain well under 2 MB', async () => {
+    // One group per weight of a bound source: the last source of a weight takes its group with it.
+    const worker = new Worker<number, number>((job) => job.data, { strategy: Strategy.Weighted });
+    const topic = new Topic<number>();
+    worker.bindQueue({ name: 'steady', weight: 1 });
+    let weight = 1;
+    const cycle = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i++) {
+        const sub = worker.subscribe(topic, { weight: ++weight });
+        topic.publish(i);
+        sub.unsubscribe();
+        if (i % 100 === 99) await worker.waitUntilIdle();
+      }
+      await worker.waitUntilIdle();
+    };
+    await cycle(2000); // warm up the code paths
+    const before = await heapAfterGc();
+    await cycle(30_000);
+    const retained = (await heapAfterGc()) - before;
+    expect(topic.subscriberCount).toBe(0);
+    expect(Object.keys(worker.stats().sources)).toEqual(['steady']);
+    expect(retained).toBeLessThan(2 * MB);
+  });
+});
+
+describe('a burst of async jobs running at once', () => {
+  it('100,000 async jobs running at once retain well under 2 MB once they have all settled', async () => {
+    // An awaiter per running job, and a bounded number of spares after (FREE_AWAITERS_KEPT).
+    const worker = new Worker<number, number>(async (job) => job.data, { concurrency: Infinity });
+    const q = worker.bindQueue();
+    const burst = async (count: number): Promise<void> => {
+      for (let i = 0; i < count; i++) q.add(i);
+      await worker.waitUntilIdle();
+    };
+    await burst(1000); // warm up, and the awaiters of a small peak
+    const before = await heapAfterGc();
+    await burst(100_000);
+    const retained = (await heapAfterGc()) - before;
+    expect(worker.numProcessing).toBe(0);
+    expect(worker.numPending).toBe(0);
+    expect(retained).toBeLessThan(2 * MB);
+  });
+});

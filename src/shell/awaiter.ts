@@ -8,6 +8,8 @@ import { type JobRecord, UNTIMED } from '../job.js';
  */
 export class Awaiter {
   job: JobRecord | undefined = undefined;
+  /** Its place in the worker's list of every awaiter (see `WorkerImpl.#awaiters`). */
+  at = -1;
   /** When the job's attempt started, if the job is sampled (see `isSampled`), or `UNTIMED`: its run time is measured from here. */
   startedAt = UNTIMED;
   readonly resolve: (value: unknown) => void;

@@ -101,6 +101,16 @@ class WeightedPicker implements FastPicker {
   [UNBOUND](source: Source): void {
     this.#sources[source.slot] = undefined;
     this.#rerank();
+    // The last bound source of its weight takes the weight's group with it: sources that come
+    // and go (subscriptions, remote sources) with ever new weights would otherwise leave one
+    // group each behind, and every pick compares every group. Kept while any bound source has
+    // that weight, so a source going empty and back costs no allocation.
+    const weight = source.weight;
+    const group = this.#byWeight.get(weight);
+    if (group === undefined || group.size > 0) return;
+    for (const other of this.#sources) if (other !== undefined && other.weight === weight) return;
+    this.#byWeight.delete(weight);
+    this.#groups.splice(this.#groups.indexOf(group), 1);
   }
 
   /** Reads every bound source's list position again. Their order does not change, so the heaps stay valid. */
