@@ -16,6 +16,7 @@ const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
 const FLOOD = fixture('progress-flood.mjs');
 const HOST = fixture('races-host.mjs');
+const REVIEW_HOST = fixture('review-host.mjs');
 
 /** Generous bound for a child process to end by itself. */
 const EXIT_BOUND_MS = 30_000;
@@ -125,4 +126,37 @@ describe('progress reports of an aborted attempt', () => {
       progress: { attempt: 2, i: 0 },
     });
   }, 30_000);
+});
+
+/** One line of JSON from a scenario of review-host.mjs. */
+async function reviewScenario(name: string): Promise<Record<string, unknown>> {
+  const run = await runNode([fileURLToPath(REVIEW_HOST), name], 30_000);
+  const context = `stdout: ${run.stdout}; stderr: ${run.stderr}`;
+  expect(run.killed, context).toBe(false);
+  expect(run.code, context).toBe(0);
+  const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+  expect(lines, context).toHaveLength(1);
+  return JSON.parse(lines[0] as string) as Record<string, unknown>;
+}
+
+describe('a handler module that fails to load, with a cancel racing the failure', () => {
+  it('a cancel handled after a load failure was posted emits no pool error and does not fail the next job with "Terminating worker thread"', async () => {
+    const out = await reviewScenario('load-failure-races-cancel');
+    // The cancel lands before the failure is read, or after (the job then failed first): either way nothing else breaks.
+    expect(out.first).toMatch(/^failed: (CancelledError|TypeError)/);
+    // Every later job fails as the handler does (it has no default export), not with tinypool's termination.
+    expect(out.next).toEqual(['failed: TypeError: qmux: the handler mod', 'failed: TypeError: qmux: the handler mod']);
+    expect(out.errors).toEqual([]);
+    expect(out.stopped).toBe('stopped');
+  }, 40_000);
+});
+
+describe('threads recycled after concurrency went below minThreads', () => {
+  it('three uncaught-exception crashes after concurrency was lowered below minThreads make the worker degraded', async () => {
+    const out = await reviewScenario('recycled-thread-crash-counts');
+    expect(out.crashes).toEqual(['failed: Error: uncaught 1', 'failed: Error: uncaught 2', 'failed: Error: uncaught 3']);
+    expect(out.health).toBe('degraded');
+    expect(out.degraded).toBe(1);
+    expect(out.errors).toEqual([]);
+  }, 40_000);
 });

@@ -6,7 +6,6 @@
  */
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { Tinypool } from 'tinypool';
-import { ABORTING } from './task-cells.js';
 
 /** What the main thread sends for each task. */
 export interface ThreadTask {
@@ -184,13 +183,16 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
       throw new Error('qmux: the job was aborted before its thread started it');
     }
   }
-  handler ??= loadHandler();
-  const fn = await handler;
-  const ctx = new TaskContext(task);
   try {
-    return await fn(task.data, ctx);
+    handler ??= loadHandler(); // a module that fails to load fails every task of this thread, here
+    const fn = await handler;
+    const ctx = new TaskContext(task);
+    try {
+      return await fn(task.data, ctx);
+    } finally {
+      await ctx.finish();
+    }
   } finally {
-    await ctx.finish();
     endTask(task.cell);
   }
 }
@@ -203,6 +205,9 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
  */
 function endTask(cell: number): void {
   if (workerData === undefined) return;
-  if (Atomics.compareExchange(workerData.shared, cell, threadId, 0) === threadId) return;
-  for (;;) Atomics.wait(workerData.shared, cell, ABORTING);
+  const shared = workerData.shared;
+  if (Atomics.compareExchange(shared, cell, threadId, 0) === threadId) return;
+  // Nobody notifies a task's cell: each wait lasts until the termination (the main thread may
+  // already have given the cell to another task, so its value is not ABORTING any more).
+  for (;;) Atomics.wait(shared, cell, Atomics.load(shared, cell));
 }

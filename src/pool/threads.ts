@@ -228,6 +228,8 @@ export class ThreadPool {
   readonly #taskAt: number[] = [];
   /** Tasks handed to tinypool so far: each one's number. */
   #tasks = 0;
+  /** Set when `minThreads` was lowered: the threads are recycled once no task runs. */
+  #recycleWhenIdle = false;
   readonly #onProgress: (job: JobRecord, value: JobProgress) => void;
   /** Where threads send `ctx.updateProgress` reports; open while the pool is. */
   #reports: BroadcastChannel | undefined = undefined;
@@ -364,6 +366,7 @@ export class ThreadPool {
     this.#cellOf.delete(job);
     this.#jobAt[cell] = undefined;
     this.#freeCells.push(cell);
+    if (this.#recycleWhenIdle) this.#recycleIfIdle();
   }
 
   /** Follows `setConcurrency`. */
@@ -378,20 +381,29 @@ export class ThreadPool {
     const minThreads = Math.min(this.#options.minThreads ?? 0, maxThreads);
     const lowered = minThreads < options.minThreads;
     options.minThreads = minThreads;
-    if (lowered) {
-      // tinypool starts an idle thread's timer only as it becomes idle, when it was within
-      // `minThreads` then: the threads above the new minimum would never be let go. Recycling
-      // ends the idle ones now (and each busy one after its task) and makes the minimum again.
-      pool.recycleWorkers().then(() => {
-        if (this.#pool === pool) this.#watchNewThreads(pool);
-      }, this.#onPoolError);
-    }
+    // tinypool starts an idle thread's timer only as it becomes idle, when it was within
+    // `minThreads` then: the threads above the new minimum would never be let go. They are
+    // recycled once none runs a task (tinypool would replace a busy one by itself after its task,
+    // unwatched: see `#watchNewThreads`).
+    if (lowered) this.#recycleWhenIdle = true;
+    this.#recycleIfIdle();
+  }
+
+  /** Recycles the threads (see `setMaxThreads`) if that is due and no task runs. */
+  #recycleIfIdle(): void {
+    const pool = this.#pool;
+    if (!this.#recycleWhenIdle || this.#cellOf.size > 0 || pool === undefined) return;
+    this.#recycleWhenIdle = false;
+    pool.recycleWorkers().then(() => {
+      if (this.#pool === pool) this.#watchNewThreads(pool);
+    }, this.#onPoolError);
   }
 
   /** Ends every thread; the next `run` starts a new pool. */
   async destroy(): Promise<void> {
     const pool = this.#pool;
     this.#pool = undefined;
+    this.#recycleWhenIdle = false; // a new pool starts with the minimum as it is then
     this.#reports?.close();
     this.#reports = undefined;
     if (pool !== undefined) await endPool(pool);
