@@ -435,6 +435,33 @@ describe('locks', () => {
   });
 });
 
+describe('claims lost at a renewal', () => {
+  it('are reported once with their number, and the claimed jobs that had not started are dropped, not run', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    engine.add('b');
+    engine.add('c');
+    const errors: unknown[] = [];
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', (error) => errors.push(error));
+    const source = worker.bindRemote(engine.adapter({ lockDuration: 1000 }), { prefetch: 2 });
+    await settle();
+    expect([gate.started.length, source.length]).toEqual([1, 2]);
+    engine.active.clear(); // the engine gave all three to someone else
+    await vi.advanceTimersByTimeAsync(500); // the renewal finds every claim gone
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(LostLocksError);
+    expect((errors[0] as LostLocksError).lost).toBe(3);
+    expect(source.outage.lostLocks).toBe(3);
+    expect(source.length).toBe(0);
+    gate.started[0]?.finish();
+    await settle();
+    expect(gate.started.map((s) => s.job.data)).toEqual(['a']);
+    await stopAll(worker, gate);
+  });
+});
+
 describe('faults', () => {
   it("an adapter job's retries() that throws is a fault of the source, not a halt: the attempts decide, the slot frees, stop() resolves", async () => {
     const engine = new MemoryEngine();

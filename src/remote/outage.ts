@@ -56,11 +56,11 @@ export class Outage {
     return true;
   }
 
-  /** A claim was lost: reported when the outage ends, or now when there is none. */
-  lost(): void {
-    this.lostLocks++;
-    if (this.error !== undefined) this.#lostDuring++;
-    else this.#report(new LostLocksError(this.#source, 1));
+  /** `count` claims were lost (at one renewal, say): reported when the outage ends, or now, in one report, when there is none. */
+  lost(count = 1): void {
+    this.lostLocks += count;
+    if (this.error !== undefined) this.#lostDuring += count;
+    else this.#report(new LostLocksError(this.#source, count));
   }
 
   /** How long to wait before the next try, given the failures since the engine last answered. */

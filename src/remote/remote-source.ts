@@ -420,10 +420,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         this.#extending = false;
         this.#answered();
         if (Array.isArray(lost)) {
+          let count = 0;
           for (const remote of lost) {
             const job = this.#held.get(remote);
-            if (job !== undefined && !job.recording) this.#lost(job);
+            if (job !== undefined && !job.recording && this.#markLost(job)) count++;
           }
+          if (count > 0) this.outage.lost(count); // one report for the renewal
         }
       },
       (error: unknown) => {
@@ -434,12 +436,17 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #lost(job: RemoteJobRecord<T, R>): void {
-    if (job.lockLost) return;
+    if (this.#markLost(job)) this.outage.lost();
+  }
+
+  /** Marks `job`'s claim lost (the caller reports it); returns false if it already was. */
+  #markLost(job: RemoteJobRecord<T, R>): boolean {
+    if (job.lockLost) return false;
     job.lockLost = true;
-    this.outage.lost();
     // Not started: it is dropped, not run (the engine gives it to another consumer), and no
     // longer held (nothing to renew, record or release).
     if (this.core.dropClaimed(job)) this.#let(job);
+    return true;
   }
 
   // ---------------------------------------------------------------- faults
