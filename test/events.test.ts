@@ -392,14 +392,22 @@ describe('listener types (checked by tsc --noEmit)', () => {
 });
 
 describe('a listener that throws a value String() cannot convert', () => {
-  it('becomes a process warning, and the worker runs on (it does not halt)', async () => {
+  const revoked = (): object => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  };
+  it.each([
+    ['a null-prototype object', () => Object.create(null) as object, '[object Object]'],
+    ['a revoked Proxy', revoked, '[a value that cannot be shown]'],
+  ])('%s becomes a process warning, and the worker runs on (it does not halt)', async (_what, thrown, message) => {
     const { warnings, stop } = captureWarnings();
     try {
       const worker = new Worker(async (job: Job<string>) => job.data);
       const halted: unknown[] = [];
       worker.on('halted', (error) => halted.push(error));
       worker.once('completed', () => {
-        throw Object.create(null);
+        throw thrown();
       });
       const q = worker.bindQueue();
       q.add('a');
@@ -408,33 +416,8 @@ describe('a listener that throws a value String() cannot convert', () => {
       await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
       expect(halted).toEqual([]);
       expect(second.status).toBe('succeeded');
-      expect(warnings.map((warning) => warning.message)).toEqual(['[object Object]']);
+      expect(warnings.map((warning) => warning.message)).toEqual([message]);
       expect(warnings[0]?.detail).toMatch(/a listener of the "completed" event threw/);
-    } finally {
-      stop();
-    }
-  });
-
-  it('a listener that throws a revoked Proxy becomes a warning, and the worker runs on (it does not halt)', async () => {
-    const { warnings, stop } = captureWarnings();
-    try {
-      const worker = new Worker(async (job: Job<string>) => job.data);
-      const halted: unknown[] = [];
-      worker.on('halted', (error) => halted.push(error));
-      worker.once('completed', () => {
-        const { proxy, revoke } = Proxy.revocable({}, {});
-        revoke();
-        throw proxy;
-      });
-      const q = worker.bindQueue();
-      q.add('a');
-      const second = q.add('b');
-      await worker.waitUntilIdle();
-      await new Promise((resolve) => setImmediate(resolve)); // process warnings are emitted on the next tick
-      expect(halted).toEqual([]);
-      expect(worker.status).toBe('idle');
-      expect(second.status).toBe('succeeded');
-      expect(warnings.map((warning) => warning.message)).toEqual(['[a value that cannot be shown]']);
     } finally {
       stop();
     }

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, vi } from 'vitest';
-import type { Job } from '../src/index.js';
+import type { Job, RemoteAdapter } from '../src/index.js';
 
 /** A promise with its resolve and reject exposed. */
 export interface Deferred<T> {
@@ -234,3 +234,22 @@ export function useVirtualTime(now: number): void {
 
 /** Resolves after `ms` of (virtual, with {@link useVirtualTime}) time. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A remote adapter with no jobs whose first `close()` waits until `releaseClose()` is called (a
+ * stop then waits for the source to quiesce); later closes resolve at once.
+ */
+export function adapterWithHeldClose(): { adapter: RemoteAdapter<never>; releaseClose(): void } {
+  let closes = 0;
+  let release: () => void = () => {};
+  const adapter: RemoteAdapter<never> = {
+    lockDuration: 30_000,
+    claim: (_max, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
+    complete: async () => {},
+    fail: async () => {},
+    release: async () => {},
+    extend: async () => {},
+    close: () => (closes++ === 0 ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve()),
+  };
+  return { adapter, releaseClose: () => release() };
+}

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, LostLocksError, RemoteSourceError, Strategy, TimeoutError, Worker, type Job } from '../src/index.js';
-import { Gate, flushMicrotasks } from './helpers.js';
+import { Gate, adapterWithHeldClose, flushMicrotasks } from './helpers.js';
 import { MemoryEngine } from './support/memory-engine.js';
 
 beforeEach(() => {
@@ -603,18 +603,9 @@ describe('a claim that rejects with a value String() cannot convert', () => {
 
 describe('stop(), start(), stop() while the first stop waits for a remote source to close', () => {
   it('resolves both stops and emits one "stopped", once the worker is stopped', async () => {
-    let closes = 0;
-    let releaseFirstClose: () => void = () => {};
+    const { adapter, releaseClose: releaseFirstClose } = adapterWithHeldClose();
     const worker = new Worker(async (job: Job<number>) => job.data);
-    worker.bindRemote({
-      lockDuration: 30_000,
-      claim: (_max, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
-      complete: async () => {},
-      fail: async () => {},
-      release: async () => {},
-      extend: async () => {},
-      close: () => (closes++ === 0 ? new Promise<void>((resolve) => (releaseFirstClose = resolve)) : Promise.resolve()),
-    });
+    worker.bindRemote(adapter);
     await flushMicrotasks();
     const events: string[] = [];
     worker.on('stopped', () => events.push(`stopped (${worker.status})`));

@@ -16,7 +16,6 @@ const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
 const FLOOD = fixture('progress-flood.mjs');
 const HOST = fixture('races-host.mjs');
-const REVIEW_HOST = fixture('review-host.mjs');
 
 /** Generous bound for a child process to end by itself. */
 const EXIT_BOUND_MS = 30_000;
@@ -57,6 +56,17 @@ beforeAll(() => {
   if (!existsSync(BUILT)) throw new Error(`${fileURLToPath(BUILT)} is missing: run \`npm run build\` first`);
 });
 
+/** What a scenario of races-host.mjs printed (one JSON line), after checking that it ended well. */
+async function hostScenario(name: string): Promise<Record<string, unknown>> {
+  const run = await runNode([fileURLToPath(HOST), name], EXIT_BOUND_MS);
+  const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
+  expect(run.killed, context).toBe(false);
+  expect(run.code, context).toBe(0);
+  const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
+  expect(lines, context).toHaveLength(1);
+  return JSON.parse(lines[0] as string) as Record<string, unknown>;
+}
+
 describe('a timeout or cancel racing the task’s own completion', () => {
   // The handler returns (its result is on its way to the main thread) just before the job's
   // timeout or cancel is handled. Ending the thread then would leave its late result to a pool
@@ -70,13 +80,7 @@ describe('a timeout or cancel racing the task’s own completion', () => {
     { scenario: 'cancel-races-result', first: 'failed: CancelledError' },
   ]) {
     it(`${scenario}: the jobs added as it ends run and succeed, and no pool error is emitted`, async () => {
-      const run = await runNode([fileURLToPath(HOST), scenario], EXIT_BOUND_MS);
-      const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
-      expect(run.killed, context).toBe(false);
-      expect(run.code, context).toBe(0);
-      const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
-      expect(lines, context).toHaveLength(1);
-      expect(JSON.parse(lines[0] as string)).toEqual({ scenario, first, next: [2, 3], errors: [], stopped: 'stopped' });
+      expect(await hostScenario(scenario)).toEqual({ scenario, first, next: [2, 3], errors: [], stopped: 'stopped' });
     }, 40_000);
   }
 });
@@ -87,13 +91,7 @@ describe('concurrency lowered below minThreads', () => {
   // thread's idle timer only when the thread becomes available, so threads already idle within the
   // old minThreads would stay for good: lowering the minimum recycles the pool's threads.
   it('idle threads above the lowered minThreads are released, and raising concurrency again restores minThreads', async () => {
-    const run = await runNode([fileURLToPath(HOST), 'lower-concurrency-idle'], EXIT_BOUND_MS);
-    const context = `stdout: ${run.stdout}; stderr: ${run.stderr}; after ${run.ms} ms`;
-    expect(run.killed, context).toBe(false);
-    expect(run.code, context).toBe(0);
-    const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
-    expect(lines, context).toHaveLength(1);
-    expect(JSON.parse(lines[0] as string)).toEqual({
+    expect(await hostScenario('lower-concurrency-idle')).toEqual({
       scenario: 'lower-concurrency-idle',
       before: 3,
       idleAfterLowering: 1,
@@ -128,20 +126,9 @@ describe('progress reports of an aborted attempt', () => {
   }, 30_000);
 });
 
-/** One line of JSON from a scenario of review-host.mjs. */
-async function reviewScenario(name: string): Promise<Record<string, unknown>> {
-  const run = await runNode([fileURLToPath(REVIEW_HOST), name], 30_000);
-  const context = `stdout: ${run.stdout}; stderr: ${run.stderr}`;
-  expect(run.killed, context).toBe(false);
-  expect(run.code, context).toBe(0);
-  const lines = run.stdout.split('\n').filter((line) => line.trim() !== '');
-  expect(lines, context).toHaveLength(1);
-  return JSON.parse(lines[0] as string) as Record<string, unknown>;
-}
-
 describe('a handler module that fails to load, with a cancel racing the failure', () => {
   it('a cancel handled after a load failure was posted emits no pool error and does not fail the next job with "Terminating worker thread"', async () => {
-    const out = await reviewScenario('load-failure-races-cancel');
+    const out = await hostScenario('load-failure-races-cancel');
     // The cancel lands before the failure is read, or after (the job then failed first): either way nothing else breaks.
     expect(out.first).toMatch(/^failed: (CancelledError|TypeError)/);
     // Every later job fails as the handler does (it has no default export), not with tinypool's termination.
@@ -153,7 +140,7 @@ describe('a handler module that fails to load, with a cancel racing the failure'
 
 describe('threads recycled after concurrency went below minThreads', () => {
   it('three uncaught-exception crashes after concurrency was lowered below minThreads make the worker degraded', async () => {
-    const out = await reviewScenario('recycled-thread-crash-counts');
+    const out = await hostScenario('recycled-thread-crash-counts');
     expect(out.crashes).toEqual(['failed: Error: uncaught 1', 'failed: Error: uncaught 2', 'failed: Error: uncaught 3']);
     expect(out.health).toBe('degraded');
     expect(out.degraded).toBe(1);

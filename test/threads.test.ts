@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Registry, Strategy, ThreadExitError, ThreadStartError, TimeoutError, Topic, Worker } from '../dist/index.js';
-import { SEED_ORDERS, fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
+import { SEED_ORDERS, adapterWithHeldClose, fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
@@ -796,17 +796,8 @@ describe('a restart while a stop waits for remote sources', () => {
   it('stop() then start() while a remote source quiesces: a job started after the restart keeps its thread when the quiesce ends, and no "stopped" follows', async () => {
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const worker = new Worker<{ ms: number; value: number }, { value: number }>(SLOW, { concurrency: 2 });
-    let closes = 0;
-    let closeDone: () => void = () => {};
-    worker.bindRemote({
-      lockDuration: 30_000,
-      claim: (_max, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve([]))),
-      complete: async () => {},
-      fail: async () => {},
-      release: async () => {},
-      extend: async () => {},
-      close: () => (closes++ === 0 ? new Promise<void>((r) => (closeDone = r)) : Promise.resolve()),
-    });
+    const { adapter, releaseClose: closeDone } = adapterWithHeldClose();
+    worker.bindRemote(adapter);
     try {
       const q = worker.bindQueue();
       await q.add({ ms: 0, value: 0 }).result();

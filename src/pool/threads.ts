@@ -378,7 +378,7 @@ export class ThreadPool {
     const options = pool.options as { maxThreads: number; minThreads: number };
     options.maxThreads = maxThreads;
     // The configured minimum, as far as the threads allow: raised again, it is back.
-    const minThreads = Math.min(this.#options.minThreads ?? 0, maxThreads);
+    const minThreads = this.#minThreadsAt(maxThreads);
     const lowered = minThreads < options.minThreads;
     options.minThreads = minThreads;
     // tinypool starts an idle thread's timer only as it becomes idle, when it was within
@@ -389,11 +389,24 @@ export class ThreadPool {
     this.#recycleIfIdle();
   }
 
+  /** The configured `minThreads`, as far as `maxThreads` threads allow. */
+  #minThreadsAt(maxThreads: number): number {
+    return Math.min(this.#options.minThreads ?? 0, maxThreads);
+  }
+
   /** Recycles the threads (see `setMaxThreads`) if that is due and no task runs. */
   #recycleIfIdle(): void {
     const pool = this.#pool;
     if (!this.#recycleWhenIdle || this.#cellOf.size > 0 || pool === undefined) return;
     this.#recycleWhenIdle = false;
+    this.#recycle(pool);
+  }
+
+  /**
+   * Ends `pool`'s idle threads (a busy one after its task) and makes its `minThreads` again; the
+   * new threads are watched before any of their events, which come on later turns of the loop.
+   */
+  #recycle(pool: Tinypool): void {
     pool.recycleWorkers().then(() => {
       if (this.#pool === pool) this.#watchNewThreads(pool);
     }, this.#onPoolError);
@@ -417,7 +430,7 @@ export class ThreadPool {
       reports.unref(); // a running task keeps the process alive, not the channel
       this.#reports = reports;
     }
-    const minThreads = Math.min(this.#options.minThreads ?? 0, maxThreads);
+    const minThreads = this.#minThreadsAt(maxThreads);
     const pool = new Tinypool({
       filename: ENTRY.href,
       maxThreads,
@@ -441,10 +454,7 @@ export class ThreadPool {
       // no threads yet, recycleWorkers() only makes them, on a later microtask, and this pool's
       // first task (handed over right after this returns) waits for a started one in the queue.
       (pool.options as { minThreads: number }).minThreads = minThreads;
-      pool.recycleWorkers().then(() => {
-        // Watched before any of their events, which come on later turns of the event loop.
-        if (this.#pool === pool) this.#watchNewThreads(pool);
-      }, this.#onPoolError);
+      this.#recycle(pool);
     }
     return pool;
   }
