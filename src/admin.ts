@@ -52,6 +52,8 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  * | `POST /workers/:name/pause`, `resume`, `start`, `stop` | 200 `{ name, status }` |
  * | `PUT /workers/:name/concurrency` with `{ "concurrency": n }` | 200 `{ name, concurrency }` (`"Infinity"` allowed) |
  *
+ * Each `GET` route answers `HEAD` too (the same status and headers, no body).
+ *
  * Errors are JSON `{ "error": "..." }`: 400 for a malformed request, 404 for an unknown path or
  * worker, 405 for a wrong method, 409 for an action the worker's state forbids, 413 for a body
  * over 64 KiB, 403 for a mutating route of a `readOnly` handler. It has no authentication of
@@ -188,8 +190,14 @@ function jsonNumber(n: number): number | string {
   return n === Infinity ? 'Infinity' : n;
 }
 
-function allow(method: string, allowed: string): void {
-  if (method !== allowed) throw new HttpError(405, `${method} is not allowed here; use ${allowed}`, { allow: allowed });
+/**
+ * Refuses every method but `allowed` with 405. A route that answers GET answers HEAD too, as
+ * HTTP asks of a server: the same status and headers, and `node:http` sends no body for it.
+ */
+function allow(method: string, allowed: 'GET' | 'POST' | 'PUT'): void {
+  if (method === allowed || (method === 'HEAD' && allowed === 'GET')) return;
+  const methods = allowed === 'GET' ? 'GET, HEAD' : allowed;
+  throw new HttpError(405, `${method} is not allowed here; use ${methods}`, { allow: methods });
 }
 
 /**

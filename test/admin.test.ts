@@ -82,6 +82,12 @@ async function call(method: string, path: string, body?: string): Promise<Reply>
   return { status: response.status, body: JSON.parse(text), headers: response.headers };
 }
 
+/** A HEAD request: its status, headers and whatever body came (there should be none). */
+async function head(path: string): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetch(`${base}${path}`, { method: 'HEAD' });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
 /** Asserts a JSON error reply: status and a non-empty `error` string. */
 function expectError(reply: Reply, status: number): void {
   expect(reply.status, JSON.stringify(reply.body)).toBe(status);
@@ -367,9 +373,10 @@ describe('paths and methods', () => {
   );
 
   it.each([
-    ['POST', '/health', 'GET'],
-    ['DELETE', '/workers', 'GET'],
-    ['PUT', '/workers/w', 'GET'],
+    ['POST', '/health', 'GET, HEAD'],
+    ['DELETE', '/workers', 'GET, HEAD'],
+    ['PUT', '/workers/w', 'GET, HEAD'],
+    ['HEAD', '/workers/w/stop', 'POST'],
     ['GET', '/workers/w/pause', 'POST'],
     ['PUT', '/workers/w/stop', 'POST'],
     ['POST', '/workers/w/concurrency', 'PUT'],
@@ -377,11 +384,41 @@ describe('paths and methods', () => {
   ])('405 for %s %s, with Allow: %s', async (method, path, allowed) => {
     const worker = new Worker(() => undefined, { name: 'w' });
     await serveWorkers(worker);
-    const reply = await call(method, path, method === 'GET' ? undefined : '{"concurrency": 1}');
-    expectError(reply, 405);
-    expect(reply.headers.get('allow')).toBe(allowed);
+    if (method === 'HEAD') {
+      const reply = await head(path);
+      expect(reply.status).toBe(405);
+      expect(reply.headers.get('allow')).toBe(allowed);
+    } else {
+      const reply = await call(method, path, method === 'GET' ? undefined : '{"concurrency": 1}');
+      expectError(reply, 405);
+      expect(reply.headers.get('allow')).toBe(allowed);
+    }
     expect(worker.status).toBe('idle');
     expect(worker.concurrency).toBe(1);
+  });
+
+  it.each([['/'], ['/metrics'], ['/overview'], ['/health'], ['/workers'], ['/workers/w']])(
+    'HEAD %s answers as GET would, without a body',
+    async (path) => {
+      const worker = new Worker(() => undefined, { name: 'w' });
+      await serveWorkers(worker);
+      const got = await fetch(`${base}${path}`);
+      const text = await got.text();
+      const reply = await head(path);
+      expect(reply.status).toBe(got.status);
+      expect(reply.headers.get('content-type')).toBe(got.headers.get('content-type'));
+      expect(reply.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+      expect(reply.text).toBe('');
+    },
+  );
+
+  it('HEAD /health says the health in its status', async () => {
+    const worker = new Worker(() => undefined, { name: 'w' });
+    await serveWorkers(worker);
+    worker.bindQueue({ name: 'jobs' });
+    expect((await head('/health')).status).toBe(200);
+    await worker.stop();
+    expect((await head('/health')).status).toBe((await fetch(`${base}/health`)).status);
   });
 
   it('a query string does not change the route', async () => {
@@ -525,7 +562,7 @@ describe('GET / (the dashboard) and GET /overview', () => {
     expect(html).not.toMatch(/fetch\("\//); // relative requests: it works mounted under a prefix
   });
 
-  it('says whether it is read-only; a HEAD or POST is 405', async () => {
+  it('says whether it is read-only; a POST is 405', async () => {
     expect((await page()).html).toContain('data-read-only="false"');
     await unserve();
     expect((await page({ readOnly: true })).html).toContain('data-read-only="true"');

@@ -239,7 +239,7 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toMatch(/POST \/workers\/thumbnails\/resume\n {2}-> 409 \{"error":"qmux: cannot resume\(\)/);
       expect(out).toMatch(/\{"concurrency":0\}\n {2}-> 400 \{"error":/);
       expect(out).toMatch(/GET \/workers\/nobody\n {2}-> 404 \{"error":/);
-      expect(out).toContain('DELETE /workers/mailer\n  -> 405 (Allow: GET)');
+      expect(out).toContain('DELETE /workers/mailer\n  -> 405 (Allow: GET, HEAD)');
       expect(out).toContain('server closed, workers stopped');
     },
   },

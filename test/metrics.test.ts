@@ -360,11 +360,11 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('405 with Allow: GET for another method', async () => {
+  it('405 with Allow: GET, HEAD for another method', async () => {
     const base = await serve(new Registry());
     const response = await fetch(`${base}/metrics`, { method: 'POST' });
     expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('GET');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
     expect(typeof ((await response.json()) as { error: unknown }).error).toBe('string');
   });
 });
