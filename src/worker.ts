@@ -801,8 +801,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         }
       } else {
         let delay = -1;
+        // A crash is the pool's health, whoever decides the retry (a remote job's engine, too).
+        if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
         if (core.needsVerdict(job)) {
-          if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
           delay = this.#retryVerdict(job, value);
         } else if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, value);
         core.fail(job, value, delay, this.#clock.now(), Date.now());

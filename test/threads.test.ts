@@ -8,8 +8,9 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Registry, Strategy, ThreadExitError, ThreadStartError, TimeoutError, Topic, Worker } from '../dist/index.js';
+import { Registry, Strategy, ThreadExitError, ThreadStartError, ThreadTaskError, TimeoutError, Topic, Worker } from '../dist/index.js';
 import { SEED_ORDERS, adapterWithHeldClose, fillSeedQueues, runNode as runBoundedNode, type ChildRun } from './helpers.js';
+import { MemoryEngine } from './support/memory-engine.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
 const fixture = (name: string): URL => new URL(`./fixtures/threads/${name}`, import.meta.url);
@@ -403,6 +404,20 @@ describe('threads worker: failures and crashes', () => {
     expect(degraded).toHaveLength(1);
     expect(degraded[0]).toBe(thirdError);
   });
+  it("a thread crash counts toward degraded for a remote job too (its retry is the engine's, its crash is ours)", async () => {
+    const worker = track(new Worker<{ kind: string; code?: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
+    const degraded: unknown[] = [];
+    worker.on('degraded', (error) => degraded.push(error));
+    const engine = new MemoryEngine();
+    worker.bindRemote(engine.adapter<{ kind: string; code?: number }, { ok: unknown }>());
+    for (const code of [3, 4, 5]) engine.add({ kind: 'exit', code });
+    const deadline = Date.now() + 15_000;
+    while (engine.failed.size < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([...engine.failed.values()].map((failure) => failure.message)).toEqual([3, 4, 5].map((code) => expect.stringContaining(`code ${code}`)));
+    expect(worker.health().status).toBe('degraded');
+    expect(degraded).toHaveLength(1);
+    expect(degraded[0]).toBeInstanceOf(ThreadExitError);
+  });
 });
 
 describe('threads worker: retries', () => {
@@ -602,6 +617,23 @@ describe('threads worker: bad handler modules and uncloneable values', () => {
     expect(await good.result()).toEqual({ n: 2 });
     await worker.waitUntilIdle();
     expect(worker.numProcessing).toBe(0);
+  });
+
+  it('a result that cannot be cloned ends its thread, so it counts as a crash: three make the worker degraded', async () => {
+    const worker = track(new Worker<unknown, unknown>(UNCLONEABLE, { concurrency: 1 }));
+    const degraded: unknown[] = [];
+    worker.on('degraded', (error) => degraded.push(error));
+    const q = worker.bindQueue();
+    const bad = [q.add({ fn: true }), q.add({ fn: true })];
+    await Promise.all(bad.map((h) => h.settled()));
+    expect(worker.health().status).toBe('healthy');
+    const third = q.add({ fn: true });
+    const good = q.add({ n: 3 });
+    const thirdError = await rejection(third.result());
+    expect(thirdError).toBeInstanceOf(ThreadTaskError);
+    expect(await good.result()).toEqual({ n: 3 });
+    expect(worker.health()).toMatchObject({ status: 'degraded', reason: '3 worker-thread crashes in the last 60 s' });
+    expect(degraded).toEqual([thirdError]);
   });
 });
 

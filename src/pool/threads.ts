@@ -217,6 +217,12 @@ export class ThreadPool {
   /** Jobs whose thread died while it ran them, by itself (see `#threadFailed`). */
   readonly #diedUnder = new WeakSet<JobRecord>();
   /**
+   * What killed threads that died by themselves: a task failed with one of these failed because
+   * its thread died. That is how a thread that died after its task ended (posting a result that
+   * could not be cloned) is told from a handler's throw of the same value.
+   */
+  readonly #killers = new WeakSet<object>();
+  /**
    * Per cell, the id of the thread running its task (0 until it starts), then per cell an abort
    * flag, then per cell how many progress reports of its task were recorded (see `#onReport`).
    */
@@ -300,7 +306,8 @@ export class ThreadPool {
       throw asError(takenBack);
     }
     const failure = asError(error);
-    if (this.#diedUnder.has(job)) {
+    const killed = typeof error === 'object' && error !== null && this.#killers.has(error);
+    if (this.#diedUnder.has(job) || killed) {
       this.#diedUnder.delete(job);
       uncaughtDeaths.add(failure);
     }
@@ -493,7 +500,11 @@ export class ThreadPool {
     if (this.#pool !== pool) return; // destroyed: its tasks are settled already
     this.#watchNewThreads(pool);
     if (this.#ready.has(thread)) {
-      if (!this.#ended.has(thread)) this.#noteCrashedJob(thread);
+      if (!this.#ended.has(thread)) {
+        // Its task (if it held one) fails with this error: tinypool's listener passed it on.
+        if (typeof error === 'object' && error !== null) this.#killers.add(error);
+        this.#noteCrashedJob(thread);
+      }
       return;
     }
     const threads = pool.threads;
