@@ -53,8 +53,9 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    */
   addAll(data: readonly T[], options?: AddOptions): JobGroup<R> {
     if (!Array.isArray(data)) throw new TypeError('qmux: addAll(data) takes an array of job data');
+    // Array.from, not map: a hole of a sparse array is a job of undefined data, as for...of reads it.
     return this.enqueueAll(
-      data.map((item) => ({ data: item, priority: 0 })),
+      Array.from(data, (item) => ({ data: item, priority: 0 })),
       options,
     );
   }

@@ -493,6 +493,31 @@ describe('addAll', () => {
   });
 });
 
+describe('addAll of a sparse array', () => {
+  it('a hole is a job whose data is undefined, as `for...of` reads it: one handle per index', async () => {
+    const worker = new Worker((job: Job<number | undefined>) => job.data ?? 'hole');
+    const q = worker.bindQueue();
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the point
+    const group = q.addAll([1, , 3]);
+    expect(group.handles).toHaveLength(3);
+    expect(group.handles.every((handle) => handle !== undefined)).toBe(true);
+    expect(q.length).toBe(3);
+    expect(await group.result()).toEqual([1, 'hole', 3]);
+    await group.settled();
+  });
+
+  it('with a signal and keys too: every index gets its job, or none does', async () => {
+    const worker = new Worker((job: Job<string | undefined>) => job.data, { autoRun: false });
+    const q = worker.bindQueue({ keys: { by: (data: string | undefined) => data ?? 'none' } });
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the point
+    const group = q.addAll(['x', , 'y'], { signal: new AbortController().signal });
+    expect(group.handles.map((handle) => handle.status)).toEqual(['waiting', 'waiting', 'waiting']);
+    expect(q.keyStats('none')?.waiting).toBe(1);
+    worker.start();
+    expect(await group.result()).toEqual(['x', undefined, 'y']);
+  });
+});
+
 describe('addAll: the group of a big or mixed batch', () => {
   it('settled() and result() of 2,100,000 jobs resolve (Promise.all over them throws a RangeError)', async () => {
     const count = 2_100_000;
