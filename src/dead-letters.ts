@@ -40,8 +40,16 @@ export class DeadLetterStore<T> {
     return this.#limit > 0;
   }
 
+  /** {@link entries} as last handed out, until the next change. */
+  #frozen: readonly DeadLetter<T>[] | undefined = undefined;
+
+  /**
+   * The entries, oldest first, as a frozen copy made on the first read after a change: a caller
+   * cannot reorder or empty the store, and a loop that redrives over it sees every entry.
+   */
   get entries(): readonly DeadLetter<T>[] {
-    return this.#entries;
+    this.#frozen ??= Object.freeze(this.#entries.slice());
+    return this.#frozen;
   }
 
   /** Keeps `entry` (dropping the oldest past the limit); returns whether it is kept. */
@@ -50,6 +58,7 @@ export class DeadLetterStore<T> {
     this.#origins.set(entry, origin);
     this.#entries.push(entry);
     if (this.#entries.length > this.#limit) this.#entries.shift();
+    this.#frozen = undefined;
     return true;
   }
 
@@ -59,6 +68,9 @@ export class DeadLetterStore<T> {
   }
 
   remove(entry: DeadLetter<T>): void {
-    this.#entries = this.#entries.filter((other) => other !== entry);
+    const at = this.#entries.indexOf(entry);
+    if (at < 0) return;
+    this.#entries.splice(at, 1);
+    this.#frozen = undefined;
   }
 }

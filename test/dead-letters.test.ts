@@ -126,6 +126,26 @@ describe('worker.deadLetters', () => {
     expect(names(worker.deadLetters)).toEqual(['a', 'b', 'c']);
   });
 
+  it('is read-only: a frozen array that a caller cannot reorder or empty; read it again to see later changes', async () => {
+    const worker = makeWorker({ deadLetterLimit: 2 });
+    const queue = worker.bindQueue();
+    for (const name of ['a', 'b']) queue.add({ name, fails: 1 });
+    await settle();
+    const seen = worker.deadLetters;
+    expect(Object.isFrozen(seen)).toBe(true);
+    expect(() => (seen as DeadLetter<Payload>[]).reverse()).toThrow(TypeError);
+    expect(() => {
+      (seen as DeadLetter<Payload>[]).length = 0;
+    }).toThrow(TypeError);
+    expect(worker.deadLetters).toBe(seen); // the same array while nothing changes
+    queue.add({ name: 'c', fails: 1 });
+    await settle();
+    expect(names(seen)).toEqual(['a', 'b']);
+    expect(names(worker.deadLetters)).toEqual(['b', 'c']); // the oldest dropped first
+    worker.redrive(worker.deadLetters[0] as DeadLetter<Payload>);
+    expect(names(worker.deadLetters)).toEqual(['c']);
+  });
+
   it('the entry is already there when `dead` is emitted, with the same error', async () => {
     const worker = makeWorker();
     const seen: Array<{ listed: boolean; sameError: boolean }> = [];
