@@ -112,7 +112,7 @@ export class InvalidStateError extends QmuxError {
 /**
  * Thrown by `worker.redrive(entry)` when another job with the dead letter's id is in use in its
  * source again (added since, and not settled yet): the two would share one id. The entry stays in
- * `deadLetters`; redrive it once that job has settled.
+ * `deadLetters`; redrive it once that job has settled (a cancelled one: once its handler has returned).
  */
 export class JobIdInUseError extends QmuxError {
   /** The id in use. */
@@ -125,7 +125,12 @@ export class JobIdInUseError extends QmuxError {
    * @param status - the status of the job that holds the id
    */
   constructor(id: string, source: string, status: string) {
-    super(`qmux: job id "${id}" is in use in source "${source}" by a ${status} job; redrive the entry once that job has settled`);
+    // A cancelled job has settled already: what keeps its id is its handler, still running (SPEC 5).
+    const wait =
+      status === 'cancelled'
+        ? 'cancelled job whose handler still runs; redrive the entry once that handler has returned'
+        : `${status} job; redrive the entry once that job has settled`;
+    super(`qmux: job id "${id}" is in use in source "${source}" by a ${wait}`);
     this.id = id;
     this.source = source;
   }

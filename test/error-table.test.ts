@@ -623,6 +623,23 @@ const cases: Record<string, Case | (() => unknown)> = {
     },
     ({ a, entry }) => a.redrive(entry),
   ),
+  "worker.redrive(entry) | an entry whose id `'job-1'` is held by a cancelled job whose handler still runs": after(
+    async () => {
+      const a = new Worker<number, unknown>((job) => (job.data === 1 ? Promise.reject(new Error('no')) : new Promise(() => undefined)), {
+        name: 'a',
+      });
+      const jobs = a.bindQueue({ name: 'jobs' });
+      jobs.add(1, { id: 'job-1' });
+      await flushMicrotasks();
+      const entry = a.deadLetters[0];
+      if (entry === undefined) throw new Error('set-up failed: no dead letter');
+      const holder = jobs.add(2, { id: 'job-1' });
+      await flushMicrotasks();
+      holder.cancel();
+      return { a, entry };
+    },
+    ({ a, entry }) => a.redrive(entry),
+  ),
   'job.updateProgress(value) | `undefined`, while the job runs': after(
     async () => {
       let running: Job<number> | undefined;

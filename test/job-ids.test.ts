@@ -221,6 +221,28 @@ describe('redrive and ids', () => {
     expect(q.add('x', { id: 'job-1' })).toBe(redriven);
   });
 
+  it('the JobIdInUseError of an id held by a cancelled job whose handler still runs says to wait for that handler', async () => {
+    let finish: (value: string) => void = () => {};
+    const worker = new Worker((job: Job<string>) => {
+      if (job.data === 'bad') throw new Error('no');
+      return new Promise<string>((resolve) => (finish = resolve));
+    });
+    const q = worker.bindQueue({ name: 'jobs' });
+    q.add('bad', { id: 'job-1' });
+    await flushMicrotasks();
+    const entry = worker.deadLetters[0] as NonNullable<(typeof worker.deadLetters)[0]>;
+    const holder = q.add('slow', { id: 'job-1' });
+    await flushMicrotasks();
+    holder.cancel();
+    expect(holder.status).toBe('cancelled');
+    expect(() => worker.redrive(entry)).toThrow(
+      'qmux: job id "job-1" is in use in source "jobs" by a cancelled job whose handler still runs; redrive the entry once that handler has returned',
+    );
+    finish('done');
+    await flushMicrotasks();
+    expect(worker.redrive(entry).id).toBe('job-1');
+  });
+
   for (const leave of ['cancel', 'purge'] as const) {
     it(`gives the id back to the dead job whose handler still runs when its held redrive leaves by ${leave}()`, async () => {
       vi.useFakeTimers();
