@@ -355,7 +355,7 @@ export abstract class Source<T = unknown, R = unknown> {
     }
     if (key !== undefined && count > 0 && (this.keys as KeyedJobs).limits.capacity !== Infinity) {
       const capacity = (this.keys as KeyedJobs).limits.capacity;
-      const waiting = (this.keys as KeyedJobs).waitingOf(key);
+      const waiting = (this.keys as KeyedJobs).waitingOf(key) + this.#heldOfKey(key);
       if (waiting + count > capacity) return new QueueFullError(this.name, capacity, count, Math.max(0, capacity - waiting), key);
     }
     return undefined;
@@ -438,7 +438,27 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** @internal `keyStats`. */
   keyStatsOf(key: unknown): KeyStats {
-    return (this.keys as KeyedJobs).stats(this.keyArgument('keyStats(key)', key));
+    const name = this.keyArgument('keyStats(key)', key);
+    const stats = (this.keys as KeyedJobs).stats(name, this.host.clock.now());
+    const held = this.#heldOfKey(name);
+    if (held > 0) {
+      stats.waiting += held;
+      stats.due += held;
+    }
+    return stats;
+  }
+
+  /**
+   * Redrives of key `name` held behind their predecessor's running handler (see `Core.hold`):
+   * they wait, due, in {@link held} rather than in the key's own jobs until that handler returns.
+   * O(held redrives of this source), none at all in the common case.
+   */
+  #heldOfKey(name: string): number {
+    const held = this.held;
+    if (held === undefined || held.size === 0) return 0;
+    let count = 0;
+    for (const job of held) if (job.key === name) count++;
+    return count;
   }
 
   /** @internal `purge(options)` of a queue. */

@@ -452,6 +452,24 @@ describe('redrive and a handler still running', () => {
     expect(worker.status).toBe('idle');
   });
 
+  it('a redrive held back by its running predecessor waits in its key: keyStats counts it, and keys.capacity with it', async () => {
+    let calls = 0;
+    const worker = new Worker<{ key: string; n: number }, number>(
+      (job) => (calls++ === 0 ? new Promise<number>((resolve) => setTimeout(() => resolve(job.data.n), 1000)) : job.data.n),
+      { timeout: 100, concurrency: 2 },
+    );
+    const queue = worker.bindQueue({ keys: { by: (data) => data.key, capacity: 1 } });
+    queue.add({ key: 'a', n: 1 });
+    await vi.advanceTimersByTimeAsync(100); // timed out: a dead letter while its handler still runs
+    const held = worker.redrive(worker.deadLetters[0] as DeadLetter<{ key: string; n: number }>);
+    expect(queue.keyStats('a')).toEqual({ waiting: 1, due: 1, delayed: 0, running: 1, paused: false });
+    expect(() => queue.add({ key: 'a', n: 2 })).toThrow(QueueFullError);
+    const other = queue.add({ key: 'b', n: 3 }); // another key has room
+    await vi.advanceTimersByTimeAsync(5000);
+    expect([held.status, other.status]).toEqual(['succeeded', 'succeeded']);
+    expect(queue.keyStats('a')).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, paused: false });
+  });
+
   it('purge() removes a redriven job held back by its running predecessor: it settles cancelled and never runs', async () => {
     const starts: string[] = [];
     const worker = new Worker<string, string>(

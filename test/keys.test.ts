@@ -464,6 +464,21 @@ describe('eligibility of keys', () => {
     expect(gate.started.map((s) => s.data.n)).toEqual([1]);
   });
 
+  it('keyStats counts a delayed job whose time has passed as due, though every slot is busy and no pass has run', async () => {
+    const { gate, worker } = manual();
+    const q = worker.bindQueue({ keys: { by: byTenant } });
+    q.add({ tenant: 'a', n: 1 }); // takes the only slot
+    q.add({ tenant: 'b', n: 2 }, { delay: 10 });
+    worker.start();
+    await vi.advanceTimersByTimeAsync(40);
+    expect(gate.started).toHaveLength(1);
+    expect(q.keyStats('b')).toEqual({ waiting: 1, due: 1, delayed: 0, running: 0, paused: false });
+    expect(worker.stats().sources[q.name]).toMatchObject({ waiting: 1, due: 1, delayed: 0 });
+    gate.finishAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gate.started.map((started) => started.data.n)).toEqual([1, 2]);
+  });
+
   it('pauseKey holds a key’s jobs back, resumeKey wakes the worker; other keys go on', async () => {
     const { gate, worker } = manual();
     const q = worker.bindQueue({ keys: { by: byTenant } });
@@ -734,9 +749,10 @@ describe('forgetting keys', () => {
     expect(() => q.keyStats(undefined as never)).toThrow(TypeError);
     expect(() => q.purge({ key: [] as never })).toThrow(TypeError);
     expect(() => q.purge({ kee: 'a' } as never)).toThrow(/unknown/);
-    const plain = worker.bindQueue();
+    const plain = worker.bindQueue({ name: 'plain' });
     expect(() => plain.pauseKey('a')).toThrow(/keys/);
     expect(() => plain.purge({ key: 'a' })).toThrow(TypeError);
+    expect(() => plain.keyStats('a')).toThrow('qmux: keyStats(key) is for queues bound with the "keys" option; source "plain" has none');
   });
 });
 

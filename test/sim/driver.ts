@@ -1745,8 +1745,13 @@ export class Simulation {
       let late = 0;
       for (const job of source.jobs) {
         if (job.rec.key !== key) continue;
-        if (job.state === 'waiting') due++;
-        else if (job.state === 'delayed') late++;
+        // Due (SPEC 3): waiting, a delayed job whose time has come (moved or not), and a redrive
+        // held behind its predecessor's handler (it joins as soon as that returns).
+        if (job.state === 'waiting' || job.state === 'held') due++;
+        else if (job.state === 'delayed') {
+          if (job.due <= this.now) due++;
+          else late++;
+        }
       }
       const expected = { waiting: due + late, due, delayed: late, running: source.keyRunning.get(key) ?? 0, paused: source.pausedKeys.has(key) };
       if (JSON.stringify(stats) !== JSON.stringify(expected)) {

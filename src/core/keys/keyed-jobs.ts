@@ -143,11 +143,11 @@ export class KeyedJobs implements DueJobs {
     return this.#foundAs(name) !== undefined || this.#keys.has(mapKey(name));
   }
 
-  /** Figures of one key (all zero for a key that is not active). */
-  stats(name: string): KeyStats {
+  /** Figures of one key at `now` (all zero for a key that is not active). */
+  stats(name: string, now: number): KeyStats {
     const key = this.#keys.get(mapKey(name));
     if (key === undefined) return { waiting: 0, due: 0, delayed: 0, running: 0, paused: false };
-    const held = this.#heldDue(key);
+    const held = this.#heldDue(key, now);
     return {
       waiting: key.jobs.length + key.delayed,
       due: key.jobs.length + held,
@@ -158,13 +158,15 @@ export class KeyedJobs implements DueJobs {
   }
 
   /**
-   * Delayed jobs of `key` that are due but still held with the delayed ones (a burst moving in
-   * batches, see `Promotion.orderBacklog`): O(the held due jobs of the queue), and only then.
+   * Delayed jobs of `key` that are due at `now` but still held with the delayed ones (their time
+   * has come while every slot was busy, or a burst is moving in batches, see
+   * `Promotion.orderBacklog`): O(the queue's delayed jobs due by then), and only for a key with
+   * delayed jobs.
    */
-  #heldDue(key: KeyState): number {
-    const horizon = this.delayed.horizon;
-    if (horizon === -Infinity || key.delayed === 0) return 0;
-    return this.delayed.countDueWhere(horizon, (job) => (job as KeyedJobRecord).keyState === key && job.state !== State.Cancelled);
+  #heldDue(key: KeyState, now: number): number {
+    if (key.delayed === 0) return 0;
+    const at = Math.max(this.delayed.horizon, now);
+    return this.delayed.countDueWhere(at, (job) => (job as KeyedJobRecord).keyState === key && job.state !== State.Cancelled);
   }
 
   /** Jobs waiting in paused keys, due or delayed: O(active keys). */
