@@ -521,6 +521,20 @@ describe('eligibility of keys', () => {
   });
 });
 
+/** The largest |starts of a key − its share| over the prefixes of `order` (shares by `weights`). */
+function worstPrefixDeviation(order: readonly string[], weights: Record<string, number>): number {
+  const total = Object.values(weights).reduce((sum, weight) => sum + weight, 0);
+  const counts = new Map<string, number>();
+  let worst = 0;
+  order.forEach((key, i) => {
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    for (const [name, weight] of Object.entries(weights)) {
+      worst = Math.max(worst, Math.abs((counts.get(name) ?? 0) - ((i + 1) * weight) / total));
+    }
+  });
+  return worst;
+}
+
 describe('weights', () => {
   /** Runs `jobs` per key at concurrency 1 and returns the keys in start order. */
   async function weightedRun(weights: Record<string, number>, jobs: number): Promise<string[]> {
@@ -532,6 +546,47 @@ describe('weights', () => {
     await vi.runAllTimersAsync();
     return order;
   }
+
+  it('weights far apart (1 and 1e-17) leave the turns fair for the keys that come after them', async () => {
+    const weights: Record<string, number> = { x: 1, bg: 1e-17, a: 1, b: 1, c: 1 };
+    const order: string[] = [];
+    const worker = new Worker((job: Job<Task>) => void order.push(job.key as string), { autoRun: false });
+    const q = worker.bindQueue({ keys: { by: byTenant, weight: (key) => weights[key] as number } });
+    q.add({ tenant: 'x', n: 0 });
+    q.add({ tenant: 'bg', n: 0 });
+    q.add({ tenant: 'bg', n: 1 });
+    worker.start();
+    await vi.runAllTimersAsync();
+    expect(order).toEqual(['x', 'bg', 'bg']);
+    order.length = 0;
+    // Later, three keys of equal weight, while a key of the tiny weight still waits too.
+    worker.pause();
+    q.add({ tenant: 'bg', n: 2 });
+    for (let n = 0; n < 6; n++) for (const key of ['a', 'b', 'c']) q.add({ tenant: key, n });
+    worker.resume();
+    await vi.runAllTimersAsync();
+    // Until a key runs out (the eligible set stays), every prefix within 3 of each key's share.
+    expect(worstPrefixDeviation(order.slice(0, 15), { bg: 1e-17, a: 1, b: 1, c: 1 })).toBeLessThan(3);
+    expect(order).toHaveLength(19);
+  });
+
+  it('a key of a tiny weight alone for a while does not leave later keys of ordinary weights taking turns in bursts', async () => {
+    const weights: Record<string, number> = { bg: 1e-15, a: 1, b: 2 };
+    const order: string[] = [];
+    const worker = new Worker((job: Job<Task>) => void order.push(job.key as string), { autoRun: false });
+    const q = worker.bindQueue({ keys: { by: byTenant, weight: (key) => weights[key] as number } });
+    for (let n = 0; n < 50; n++) q.add({ tenant: 'bg', n });
+    worker.start();
+    await vi.runAllTimersAsync();
+    order.length = 0;
+    worker.pause();
+    q.add({ tenant: 'bg', n: 50 });
+    for (let n = 0; n < 30; n++) for (const key of ['a', 'b']) q.add({ tenant: key, n });
+    worker.resume();
+    await vi.runAllTimersAsync();
+    // b (weight 2) takes about two starts for each of a's; bg's share is next to nothing.
+    expect(worstPrefixDeviation(order.slice(0, 40), { bg: 1e-15, a: 1, b: 2 })).toBeLessThan(3);
+  });
 
   it('gives each key starts in proportion to its weight, within 3 over any run', async () => {
     const weights = { a: 5, b: 3, c: 1, d: 1, e: 0.5 };

@@ -60,6 +60,24 @@ export class KeyHeap {
     else if (this.#items.length > 2 * this.#live + 32) this.#compact();
   }
 
+  /** Calls `visit` on every key held (in no particular order). */
+  forEach(visit: (key: KeyState) => void): void {
+    const items = this.#items;
+    for (let at = 0; at < items.length; at++) {
+      const key = items[at] as KeyState;
+      if (this.#tokens[at] === key.heapToken) visit(key);
+    }
+  }
+
+  /**
+   * Lowers every entry's number by `by`, as its key's own number is lowered (see
+   * `WeightedTurns`): rounding is monotonic, so the order stays a heap's.
+   */
+  lowerAll(by: number): void {
+    const values = this.#values;
+    for (let at = 0; at < this.#items.length; at++) values[at] = (values[at] as number) - by;
+  }
+
   #grow(): void {
     const size = this.#values.length * 2;
     this.#values = grown(this.#values, size);

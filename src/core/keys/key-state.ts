@@ -93,6 +93,8 @@ export class WeightedKeyState extends KeyState {
   finish = 0;
   /** In the heap of keys whose start has come (else the pending one). */
   startReached = false;
+  /** The turn order's epoch its start belongs to (see `WeightedTurns`): from an older one, it starts afresh. */
+  epoch = 0;
 
   constructor(name: string, heldAs: string | number, jobs: DueJobs | undefined, rate: KeyRate | undefined, order: number, weight: number) {
     super(name, heldAs, jobs, rate, order);

@@ -149,6 +149,15 @@ const startOf = (key: KeyState): number => (key as WeightedKeyState).start;
 const finishOf = (key: KeyState): number => (key as WeightedKeyState).finish;
 
 /**
+ * How far the virtual time may run, as time × total ready weight (which grows by one per start),
+ * before it is brought back to 0: past 2^32 a double's rounding at that time would begin to blur
+ * the finish times of the heaviest keys, and ties would go by activation order (bursts).
+ */
+const REBASE_AT = 2 ** 32;
+/** A total weight that a removal left below this share of what it was is made again from the keys: the subtraction lost it to rounding. */
+const CANCELLED_SHARE = 2 ** -30;
+
+/**
  * Weights: WF2Q+ (worst-case fair weighted fair queueing, Bennett and Zhang) with every job
  * counted as one unit of work. Each ready key has the virtual start and finish of its next job
  * (finish = start + 1 / weight); the queue's virtual time advances by 1 / (total ready weight)
@@ -159,12 +168,21 @@ const finishOf = (key: KeyState): number => (key as WeightedKeyState).finish;
  *
  * A key that becomes ready starts at max(virtual time, the start of its next job): one that was
  * skipped keeps its place, one that had nothing waiting for a while gets no burst.
+ *
+ * Weights may be any positive finite numbers, so the arithmetic guards two things. The total
+ * ready weight is kept by adding and subtracting; a subtraction that cancels (1 + 1e-17 is 1, so
+ * removing the 1 leaves 0 while the 1e-17 key is still ready) is redone as a sum. And the virtual
+ * time is brought back to 0 once it has run far (see {@link REBASE_AT}): the ready keys' starts
+ * and finishes are lowered with it, and a key outside the turn order meanwhile (paused, at its
+ * cap) starts afresh when it comes back, as a key that had nothing waiting does.
  */
 export class WeightedTurns implements Turns {
   readonly #pending = new KeyHeap(startOf);
   readonly #reached = new KeyHeap(finishOf);
   #time = 0;
   #totalWeight = 0;
+  /** Moves on each time the virtual time is brought back to 0. */
+  #epoch = 0;
   size = 0;
 
   /** Activation order is only a tie-break here, kept by the key itself (`KeyState.order`). */
@@ -174,7 +192,12 @@ export class WeightedTurns implements Turns {
 
   add(state: KeyState): void {
     const key = state as WeightedKeyState; // a queue with weights makes only those
-    if (key.start < this.#time) key.start = this.#time;
+    // A heavy key joining at a far virtual time: bring it back first, or its finish would be rounded.
+    if (this.#time * (this.#totalWeight + key.weight) >= REBASE_AT) this.#rebase();
+    if (key.epoch !== this.#epoch) {
+      key.epoch = this.#epoch;
+      key.start = this.#time;
+    } else if (key.start < this.#time) key.start = this.#time;
     key.finish = key.start + 1 / key.weight;
     this.#totalWeight += key.weight;
     this.size++;
@@ -184,8 +207,11 @@ export class WeightedTurns implements Turns {
   remove(state: KeyState): void {
     const key = state as WeightedKeyState;
     (key.startReached ? this.#reached : this.#pending).remove(key);
-    this.#totalWeight -= key.weight;
-    if (--this.size === 0) this.#totalWeight = 0; // no drift left behind
+    const before = this.#totalWeight;
+    this.#totalWeight = before - key.weight;
+    if (--this.size === 0)
+      this.#totalWeight = 0; // no drift left behind
+    else if (!(this.#totalWeight > before * CANCELLED_SHARE)) this.#totalWeight = this.#readyWeight();
   }
 
   pick(): KeyState {
@@ -205,6 +231,35 @@ export class WeightedTurns implements Turns {
     key.start = key.finish;
     key.finish = key.start + 1 / key.weight;
     this.#insert(key);
+    if (this.#time * this.#totalWeight >= REBASE_AT) this.#rebase();
+  }
+
+  /** The ready keys' weights, summed afresh: O(ready keys), only when a subtraction cancelled. */
+  #readyWeight(): number {
+    let total = 0;
+    const add = (key: KeyState): void => {
+      total += (key as WeightedKeyState).weight;
+    };
+    this.#pending.forEach(add);
+    this.#reached.forEach(add);
+    return total;
+  }
+
+  /** Brings the virtual time back to 0, and the ready keys' starts and finishes with it: O(ready keys), once per 2^32 starts or so. */
+  #rebase(): void {
+    const by = this.#time;
+    const epoch = ++this.#epoch;
+    const lower = (state: KeyState): void => {
+      const key = state as WeightedKeyState;
+      key.start -= by;
+      key.finish -= by;
+      key.epoch = epoch;
+    };
+    this.#pending.lowerAll(by);
+    this.#pending.forEach(lower);
+    this.#reached.lowerAll(by);
+    this.#reached.forEach(lower);
+    this.#time = 0;
   }
 
   #insert(key: WeightedKeyState): void {
