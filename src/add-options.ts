@@ -15,6 +15,18 @@ import { checkRetryOptions, type RetryOptions } from './retry.js';
  */
 export type AddOptions = JobOptions & (DelayOption | RunAtOption);
 
+/**
+ * Options of `addAll`: those of {@link AddOptions} but `id`, since one id cannot name a batch of
+ * jobs (a `TypeError` at run time).
+ */
+export type AddAllOptions = Omit<JobOptions, 'id'> & (DelayOption | RunAtOption);
+
+/**
+ * Options of `topic.publish` and `tryPublish`: those of {@link AddOptions} but `key`, since a key
+ * belongs to one keyed queue and a topic delivers to every subscription (a `TypeError` at run time).
+ */
+export type PublishOptions = Omit<JobOptions, 'key'> & (DelayOption | RunAtOption);
+
 /** When the job becomes due, counted from now: one side of {@link AddOptions}. */
 export interface DelayOption {
   /** Ms from now until the job becomes due (a finite number >= 0, any length). */
@@ -57,9 +69,10 @@ export interface JobOptions {
   transfer?: readonly TransferListItem[];
   /**
    * The job's key in a queue bound with `keys` (a string or a finite number, compared as
-   * `String(key)`); it wins over `keys.by(data)`. A `TypeError` on any other source.
+   * `String(key)`); it wins over `keys.by(data)`. `undefined` and `null` count as not given. A
+   * `TypeError` on any other source.
    */
-  key?: string | number;
+  key?: string | number | null;
 }
 
 const ADD_OPTIONS = new Set(['delay', 'runAt', 'id', 'signal', 'timeout', 'retry', 'transfer', 'key']);

@@ -46,8 +46,14 @@ export interface WorkerEvents<T = unknown, R = unknown> {
   stopped: [];
   /** A broken invariant fail-stopped the worker; see `InvariantError`. */
   halted: [error: InvariantError];
-  /** The worker became degraded (repeated thread crashes); `health()` gives the reason. */
+  /**
+   * The worker became degraded: repeated thread crashes (the error is the crash that made it so),
+   * or a remote source that cannot reach its engine (a `RemoteSourceError`). `health()` gives the reason.
+   */
   degraded: [error: unknown];
-  /** A fault that is neither a job's failure nor a broken invariant, such as a listener or a retry hook that threw. */
+  /**
+   * A fault that is neither a job's failure nor a broken invariant: a listener or a retry hook
+   * that threw, a thread pool error, a remote source's fault (`RemoteSourceError`, `LostLocksError`).
+   */
   error: [error: unknown];
 }

@@ -26,7 +26,7 @@ export interface HealthyWorker {
   error?: undefined;
 }
 
-/** A worker that keeps working while something keeps going wrong (repeated thread crashes). */
+/** A worker that keeps working while something keeps going wrong: repeated thread crashes, or a remote source that cannot reach its engine. */
 export interface DegradedWorker {
   /** `'degraded'`. */
   status: 'degraded';
@@ -34,7 +34,7 @@ export interface DegradedWorker {
   workerStatus: WorkerStatus;
   /** Why, in words. */
   reason: string;
-  /** The latest error behind it (a thread crash). */
+  /** The latest error behind it: a thread crash, or the remote source's `RemoteSourceError`. */
   error: unknown;
 }
 

@@ -1,6 +1,6 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
-import type { AddOptions } from './add-options.js';
+import type { AddAllOptions, AddOptions } from './add-options.js';
 import type { KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
@@ -59,7 +59,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * pq.addAll([{ data: 'urgent', priority: 0 }, { data: 'later', priority: 5 }]);
    * ```
    */
-  addAll(items: readonly PriorityItem<T>[], options?: AddOptions): JobGroup<R> {
+  addAll(items: readonly PriorityItem<T>[], options?: AddAllOptions): JobGroup<R> {
     if (!Array.isArray(items)) throw new TypeError('qmux: priority-queue addAll(items) takes an array of { data, priority }');
     for (const item of items) check.finiteNumber('priority-queue addAll item "priority"', item?.priority);
     return this.enqueueAll(

@@ -1,5 +1,5 @@
 import type { JobGroup, JobHandle } from './job.js';
-import type { AddOptions } from './add-options.js';
+import type { AddAllOptions, AddOptions } from './add-options.js';
 import type { KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
@@ -51,7 +51,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * const pages = await group.result(); // in add order
    * ```
    */
-  addAll(data: readonly T[], options?: AddOptions): JobGroup<R> {
+  addAll(data: readonly T[], options?: AddAllOptions): JobGroup<R> {
     if (!Array.isArray(data)) throw new TypeError('qmux: addAll(data) takes an array of job data');
     // Array.from, not map: a hole of a sparse array is a job of undefined data, as for...of reads it.
     return this.enqueueAll(

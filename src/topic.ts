@@ -1,5 +1,5 @@
 import type { JobHandle } from './job.js';
-import { parseAddOptions, type AddOptions } from './add-options.js';
+import { parseAddOptions, type AddOptions, type PublishOptions } from './add-options.js';
 import { followSignal, withoutLiveSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
 import type { JobRecord } from './job.js';
@@ -59,7 +59,7 @@ export class Topic<in out T = unknown> {
    * gets nothing new, and its place in the array holds that job's handle (as `add` would return
    * it; such a subscription does not refuse the publish even when full or closed).
    */
-  publish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] {
+  publish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] {
     if (options !== undefined) this.#checkOptions(options);
     const id = options?.id;
     for (const subscription of this.#subscriptions) {
@@ -74,7 +74,7 @@ export class Topic<in out T = unknown> {
    * Like {@link Topic.publish}, but returns `undefined` instead of throwing when a subscription is
    * full or closed. Bad options still throw.
    */
-  tryPublish(data: T, options?: AddOptions): readonly JobHandle<unknown>[] | undefined {
+  tryPublish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] | undefined {
     if (options !== undefined) this.#checkOptions(options);
     const id = options?.id;
     for (const subscription of this.#subscriptions) {

@@ -40,7 +40,7 @@ export interface WorkerOptions {
   name?: string;
   /** Retry policy for every job (a job's `retry` add option overrides it field by field). Default: no retry. */
   retry?: RetryOptions;
-  /** Fails an attempt that runs longer than this many ms (a finite number > 0). Default: none. */
+  /** Fails an attempt that runs longer than this many ms (a finite number > 0, at most 2147483647); a job's `timeout` overrides it. Default: none. */
   timeout?: number;
   /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
   deadLetterLimit?: number;

@@ -1019,12 +1019,12 @@ export interface WorkerImpl<in out T, R> {
  */
 export interface WorkerConstructor {
   /** A worker that runs `handler` for each job. */
-  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): WorkerImpl<T, R>;
+  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): Worker<T, R>;
   /**
    * A function worker: each job's data is a function, which is called with its `Job`; its return value is the
    * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
    */
-  new <R = unknown>(options?: WorkerOptions): WorkerImpl<Task<R>, R>;
+  new <R = unknown>(options?: WorkerOptions): Worker<Task<R>, R>;
   /**
    * A threads worker: runs the default export `(data, ctx)` of the module at `handler` in worker
    * threads through tinypool. Give the module as a URL, made from your own module's URL so it does
@@ -1032,9 +1032,9 @@ export interface WorkerConstructor {
    * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
    * URL); a relative path resolves against `process.cwd()`, not against the calling module.
    */
-  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): WorkerImpl<T, R>;
+  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): Worker<T, R>;
   /** The prototype every worker shares, so `worker instanceof Worker` works. */
-  readonly prototype: WorkerImpl;
+  readonly prototype: Worker;
 }
 
 /**
@@ -1044,7 +1044,7 @@ export interface WorkerConstructor {
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
-export type Worker<T = unknown, R = unknown> = WorkerImpl<T, R>;
+export interface Worker<in out T = unknown, R = unknown> extends WorkerImpl<T, R> {}
 /**
  * One worker: a pool of slots, a list of bound sources (queues, priority queues, topic
  * subscriptions) and a strategy that picks which source gives the next job whenever a slot is

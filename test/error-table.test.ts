@@ -490,7 +490,7 @@ const cases: Record<string, Case | (() => unknown)> = {
       .bindQueue({ keys: {} })
       .purge(bad<never>({ kee: 'a' })),
   "queue.addAll(data, options) | data `'abc'` (not an array)": () => queue().addAll(bad<unknown[]>('abc')),
-  "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], { id: 'batch' }),
+  "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], bad({ id: 'batch' })),
   'pq.add(data, priority) | priority `NaN`': () => priorityQueue().add(1, NaN),
   'pq.add(data, priority) | priority missing': () => {
     const pq = priorityQueue();

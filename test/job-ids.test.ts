@@ -186,9 +186,9 @@ describe('ids, given and generated', () => {
     const worker = new Worker(() => undefined, { autoRun: false });
     const q = worker.bindQueue();
     const pq = worker.bindPriorityQueue();
-    expect(() => q.addAll([1, 2], { id: 'batch' })).toThrow(TypeError);
-    expect(() => q.addAll([1, 2], { id: 'batch' })).toThrow(/"id"/);
-    expect(() => pq.addAll([{ data: 1, priority: 0 }], { id: 'batch' })).toThrow(TypeError);
+    expect(() => q.addAll([1, 2], { id: 'batch' } as never)).toThrow(TypeError);
+    expect(() => q.addAll([1, 2], { id: 'batch' } as never)).toThrow(/"id"/);
+    expect(() => pq.addAll([{ data: 1, priority: 0 }], { id: 'batch' } as never)).toThrow(TypeError);
     expect(q.length + pq.length).toBe(0);
   });
 });

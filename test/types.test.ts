@@ -41,6 +41,14 @@ function typeChecks(): void {
   strings.bindQueue({ keys: { by: (data: number) => data } });
   // @ts-expect-error keys is for queues and priority queues, not subscriptions
   strings.subscribe(new Topic<string>(), { keys: {} });
+  // null counts as not given (SPEC 10): a key read from a nullable column needs no `?? undefined`.
+  const fromDb: string | null = null as string | null;
+  keyed.add('a', { key: fromDb });
+  // @ts-expect-error a topic delivers to every subscription: a key belongs to one keyed queue
+  new Topic<string>().publish('x', { key: 'tenant' });
+  // @ts-expect-error one id cannot name a batch
+  q.addAll(['a', 'b'], { id: 'batch' });
+  q.addAll(['a', 'b'], { delay: 5 });
   assertType<Equal<ReturnType<typeof keyed.keyStats>['paused'], boolean>>();
   assertType<Equal<Job<string>['key'], string | undefined>>();
 

@@ -42,13 +42,13 @@ export interface ThreadWorkerData {
 /** The second argument of a thread handler. */
 export interface ThreadContext {
   /** The job's id. */
-  id: string;
+  readonly id: string;
   /** Which attempt this is, from 1. */
-  attempt: number;
+  readonly attempt: number;
   /** Name of the source the job came from. */
-  source: string;
+  readonly source: string;
   /** The job's key in a queue bound with `keys` (SPEC 10); `undefined` elsewhere. */
-  key: string | undefined;
+  readonly key: string | undefined;
   /**
    * Reports progress, as `job.updateProgress` does in the main thread: the value (a number,
    * string, boolean or object) is structured-cloned to the main thread, recorded as the handle's

@@ -30,7 +30,7 @@ export interface ThreadPoolOptions {
 export class ThreadExitError extends QmuxError {
   /** The thread's exit code. */
   readonly exitCode: number;
-  /** @internal */
+  /** @param exitCode - the exit code the thread ended with */
   constructor(exitCode: number) {
     super(`qmux: the worker thread running this job exited with code ${exitCode}`);
     this.exitCode = exitCode;
@@ -44,7 +44,7 @@ export class ThreadExitError extends QmuxError {
  * started again for it, but the next job tries a new one.
  */
 export class ThreadStartError extends QmuxError {
-  /** @internal */
+  /** @param cause - what the thread reported as it died (its error, or its exit) */
   constructor(cause: unknown) {
     super(`qmux: the worker thread for this job could not start: ${describeCause(cause)}`, { cause });
   }
@@ -134,7 +134,7 @@ function asError(error: unknown): Error {
 export class ThreadTaskError extends QmuxError {
   /** What the thread reported. */
   readonly reported: unknown;
-  /** @internal */
+  /** @param reported - what the thread failed the job with, in place of an `Error` */
   constructor(reported: unknown) {
     super(
       `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +

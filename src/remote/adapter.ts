@@ -23,15 +23,15 @@ export interface RemoteJob<T = unknown> {
   /** Which attempt this is, from 1 (BullMQ: `attemptsMade + 1`): the handler's `job.attempt`. */
   readonly attempt: number;
   /**
-   * How many attempts the engine allows this job (BullMQ: the producer's `attempts`). A failed
-   * attempt below it is reported as `retrying` (the engine will run the job again), the last one
-   * as `failed`. Default 1: every failure is final.
+   * How many attempts the engine allows this job (BullMQ: the producer's `attempts`). Without
+   * {@link retries}, a failed attempt below it is reported as `retrying` (the engine will run the
+   * job again), the last one as `failed`. Default 1: every failure is final.
    */
   readonly maxAttempts?: number;
   /**
-   * Whether the engine runs the job again after this attempt fails with `error`, when that takes
-   * more than `maxAttempts` (BullMQ: an `UnrecoverableError` is never retried). Without it, an
-   * attempt below `maxAttempts` is retried.
+   * Whether the engine runs the job again after this attempt fails with `error`: when given, it
+   * alone decides between `retrying` and `failed` (BullMQ's adapter: attempts left, and not an
+   * `UnrecoverableError`). Without it, an attempt below `maxAttempts` is retried.
    */
   retries?(error: unknown): boolean;
 }

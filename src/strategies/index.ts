@@ -43,7 +43,31 @@ export type Strategy = StrategyType;
  * const worker = new Worker(handler, { strategy: Strategy.RoundRobin });
  * ```
  */
-export const Strategy = Object.freeze({ Priority, RoundRobin, MaxLen, MinLen, Weighted });
+export const Strategy: BuiltInStrategies = Object.freeze({ Priority, RoundRobin, MaxLen, MinLen, Weighted });
+
+/** The built-in strategies, as found on {@link Strategy}. */
+export interface BuiltInStrategies {
+  /**
+   * The first eligible source in the list (priority number, then bind order). The default. A
+   * busy source ranked first can starve the ones after it: that is the point of strict priority.
+   */
+  readonly Priority: StrategyType;
+  /**
+   * One job from each eligible source in turn, in list order, starting after the source served
+   * last. A source that is not eligible when its turn comes is skipped without spending a turn.
+   */
+  readonly RoundRobin: StrategyType;
+  /** The eligible source with the most due jobs; ties go to the first in the list. */
+  readonly MaxLen: StrategyType;
+  /** The eligible source with the fewest due jobs; ties go to the first in the list. */
+  readonly MinLen: StrategyType;
+  /**
+   * Smooth weighted round-robin over the eligible sources by their `weight` bind option: over
+   * any run, each takes its share of starts (weights 6:3:1 give `ABAABACABA`); ties go to the
+   * first in the list.
+   */
+  readonly Weighted: StrategyType;
+}
 
 let defaultStrategy: StrategyType = Priority;
 

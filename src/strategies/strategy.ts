@@ -45,7 +45,7 @@ export interface Picker {
  *
  * @example
  * ```ts
- * // Always serve the source with the most jobs running least: a "least busy" strategy.
+ * // Serve the eligible source with the fewest jobs running: a "least busy" strategy.
  * const LeastBusy: Strategy = {
  *   name: 'LeastBusy',
  *   create: () => ({
