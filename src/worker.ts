@@ -393,7 +393,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   waitUntilIdle(): Promise<void> {
     const core = this.#core;
     if (core.phase === Phase.Halted) return Promise.reject(core.haltError);
-    if (core.slotsInUse === 0 && core.waiting === 0) return Promise.resolve();
+    if (core.slotsInUse === 0 && core.waiting === 0 && !this.#recordingOutcomes()) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
   }
 
@@ -534,7 +534,16 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         const at = remotes.indexOf(source as RemoteSource<T, R>);
         if (at >= 0) remotes.splice(at, 1);
       },
+      recorded: () => this.#settle(),
     };
+  }
+
+  /** Whether a remote source is still recording an outcome: the worker is not idle until it has (SPEC 9). */
+  #recordingOutcomes(): boolean {
+    const remotes = this.#remotes;
+    if (remotes === undefined) return false;
+    for (const source of remotes) if (source.recordingOutcomes) return true;
+    return false;
   }
 
   /** Lets every remote source claim or hand back as the worker's state now asks. */
@@ -938,6 +947,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (core.slotsInUse !== 0) return;
     this.#completeStop();
     if (core.waiting !== 0) return;
+    if (remotes !== undefined && this.#recordingOutcomes()) return; // RemoteHost.recorded comes back here
     if (this.#busy && core.phase === Phase.Started) {
       this.#busy = false;
       emitState(this, 'idle');

@@ -96,6 +96,14 @@ describe('a script exits by itself', () => {
   });
 });
 
+describe('an outcome a remote source retries keeps the process alive', () => {
+  it('until it is recorded and stop() resolves, even through an adapter that holds no connection', async () => {
+    const result = await run('remote-outcome-retried');
+    expectCleanExit(result);
+    expect(result.lines).toEqual([{ stopped: 'stopped', completed: [['j1', 42]] }]);
+  });
+});
+
 describe('a pending delayed job keeps the process alive', () => {
   it('until it has run, even when nothing awaits it', async () => {
     const result = await run('delayed-keeps-alive');

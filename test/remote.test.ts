@@ -624,3 +624,91 @@ describe('stop(), start(), stop() while the first stop waits for a remote source
     expect(worker.status).toBe('stopped');
   });
 });
+
+describe('adapters that answer oddly', () => {
+  it('a claim that resolves an entry that is not a job is a fault of the source: the other jobs run, the host sees nothing', async () => {
+    const engine = new MemoryEngine();
+    engine.add({ n: 1 });
+    const adapter = engine.adapter<{ n: number }, number>();
+    const claim = adapter.claim.bind(adapter);
+    let first = true;
+    adapter.claim = async (max: number, signal: AbortSignal) => {
+      const jobs = await claim(max, signal);
+      if (!first) return jobs;
+      first = false;
+      return [null as never, ...jobs];
+    };
+    const errors: unknown[] = [];
+    const worker = new Worker(async (job: Job<{ n: number }>) => job.data.n);
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(adapter, { name: 'odd' });
+    await settle();
+    expect([...engine.completed.values()]).toEqual([1]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(RemoteSourceError);
+    expect(String((errors[0] as Error).message)).toContain('null');
+    expect(worker.status).not.toBe('halted');
+    await worker.stop();
+  });
+
+  it('a lockDuration past what a timer can wait (60 days) renews its claims no more often than the longest timer', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler);
+    const adapter = engine.adapter<number>({ lockDuration: 60 * 24 * 3600 * 1000 });
+    worker.bindRemote(adapter);
+    await settle();
+    expect(gate.running).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(engine.log.filter((line) => line.includes('extend'))).toEqual([]);
+    await stopAll(worker, gate);
+  });
+
+  it('lowering the concurrency while a claim is in flight: the source keeps at most the new prefetch, and hands the rest back', async () => {
+    const engine = new MemoryEngine();
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 8 });
+    const source = worker.bindRemote(engine.adapter<number>(), { name: 'r' });
+    await settle(); // a claim for up to 8 waits for work
+    worker.pause(); // nothing starts: every claimed job would be held
+    worker.resume();
+    await settle();
+    worker.setConcurrency(1);
+    for (let i = 0; i < 10; i++) engine.add(i); // the claim in flight answers with 8
+    await settle();
+    expect(source.prefetch).toBe(1);
+    expect(gate.running).toBe(1);
+    expect(source.length).toBeLessThanOrEqual(1);
+    expect(engine.active.size).toBeLessThanOrEqual(2); // the running one and at most one held
+    await stopAll(worker, gate);
+  });
+
+  it('idle and waitUntilIdle() wait for the outcomes being recorded: a script that exits at idle loses none', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const adapter = engine.adapter<number, number>();
+    const complete = adapter.complete.bind(adapter);
+    adapter.complete = async (job, result) => {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a slow engine
+      return complete(job, result);
+    };
+    const worker = new Worker(async (job: Job<number>) => job.data * 2);
+    const idle: number[] = [];
+    worker.on('idle', () => idle.push(engine.completed.size));
+    worker.bindRemote(adapter);
+    let idleResolved = false;
+    await settle();
+    void worker.waitUntilIdle().then(() => {
+      idleResolved = true;
+    });
+    await vi.advanceTimersByTimeAsync(100);
+    expect(idleResolved).toBe(false); // the outcome is still on its way
+    await vi.advanceTimersByTimeAsync(300);
+    await flushMicrotasks(50);
+    expect(idleResolved).toBe(true);
+    expect(engine.completed.get(engine.completed.keys().next().value as string)).toBe(2);
+    expect(idle.every((completed) => completed === 1)).toBe(true);
+    await worker.stop();
+  });
+});

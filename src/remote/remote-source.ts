@@ -4,10 +4,11 @@ import type { DueJobs } from '../internal/due-jobs.js';
 import { type JobProgress, type JobRecord, State } from '../job.js';
 import { Source, type BindOptions, type SourceHost } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
-import { LockLostError } from './errors.js';
+import { LockLostError, RemoteSourceError } from './errors.js';
 import { Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
 import { safeString } from '../internal/describe.js';
+import { MAX_TIMER_MS } from '../internal/validate.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
 export const MAX_DEFAULT_PREFETCH = 64;
@@ -32,6 +33,8 @@ export interface RemoteHost {
   degraded(error: unknown): void;
   /** The source left the list (after `close()`). */
   closed(source: RemoteSource): void;
+  /** The last outcome it was recording is recorded: the worker may be idle now. */
+  recorded(): void;
 }
 
 const enum Call {
@@ -79,6 +82,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #claimTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Calls in flight or waiting to be retried: complete, fail, release. */
   #io = 0;
+  /** Outcomes (complete, fail) on their way to the engine: the worker is not idle until they are recorded. */
+  #outcomes = 0;
   /** Jobs whose release is among those calls. */
   readonly #releasing = new Set<RemoteJobRecord<T, R>>();
   #quietWaiters: (() => void)[] = [];
@@ -182,7 +187,13 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       return;
     }
     this.#io++;
+    this.#outcomes++;
     this.#call(job, job.state === State.Succeeded ? Call.Complete : Call.Fail);
+  }
+
+  /** @internal Whether outcomes of its jobs are still on their way to the engine (see `RemoteHost.recorded`). */
+  get recordingOutcomes(): boolean {
+    return this.#outcomes > 0;
   }
 
   /**
@@ -284,11 +295,20 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     // not end an outage.
     if (!controller.signal.aborted || jobs.length > 0) this.#answered();
     const accept = this.core.phase === Phase.Started && !this.closed && this.#quiescing === undefined;
+    // At most what was asked for, and what the prefetch allows now: a setConcurrency that lowered
+    // it while the claim was out hands the surplus back.
+    const room = Math.min(max, this.prefetch - this.due.length);
     let taken = 0;
     for (const remote of jobs) {
+      if (typeof remote !== 'object' || remote === null) {
+        // Nothing to hold or hand back: an adapter's bug, reported, not an outage.
+        const error = new TypeError(`adapter.claim() resolved ${safeString(remote)} in its array, where a job { id, data, attempt } goes`);
+        this.#rhost.report(new RemoteSourceError(this.name, 'got an entry of a claim that is not a job', error));
+        continue;
+      }
       const job = new RemoteJobRecord<T, R>(this, remote);
       this.#hold(job);
-      if (accept && taken < max) {
+      if (accept && taken < room) {
         taken++;
         this.#rhost.admit(job);
       } else {
@@ -314,12 +334,16 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.#checkQuiet();
   }
 
+  /**
+   * Claims again after `ms`. The timer keeps the process alive, as a claim in flight does: a
+   * worker that may start jobs keeps consuming (SPEC 9), even through an adapter that holds no
+   * connection of its own between calls. A stop clears it (`#shutDown`).
+   */
   #claimAfter(ms: number): void {
     this.#claimTimer = setTimeout(() => {
       this.#claimTimer = undefined;
       this.sync();
     }, ms);
-    this.#claimTimer.unref?.();
   }
 
   #handBack(): void {
@@ -368,16 +392,17 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       return;
     }
     // Retried until recorded or the lock is known lost: the job stays held (its claim renewed).
-    const timer = setTimeout(() => this.#call(job, call), this.outage.backoffMs());
-    timer.unref?.();
+    // The timer keeps the process alive: a stop waits for the outcome, and so must the process.
+    setTimeout(() => this.#call(job, call), this.outage.backoffMs());
   }
 
   #done(job: RemoteJobRecord<T, R>): void {
     job.recording = false;
-    this.#releasing.delete(job);
+    const released = this.#releasing.delete(job);
     this.#let(job);
     this.#io--;
     this.#checkQuiet();
+    if (!released && --this.#outcomes === 0) this.#rhost.recorded();
   }
 
   // ---------------------------------------------------------------- claims held, renewed, lost
@@ -386,7 +411,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.#held.set(job.remote, job);
     const lock = this.remote.lockDuration;
     if (this.#extendTimer === undefined && Number.isFinite(lock)) {
-      this.#extendTimer = setInterval(() => this.#extend(), Math.max(1, lock / 2));
+      // Capped at the longest timer Node keeps: past it, Node fires every millisecond.
+      this.#extendTimer = setInterval(() => this.#extend(), Math.min(MAX_TIMER_MS, Math.max(1, lock / 2)));
       this.#extendTimer.unref?.();
     }
   }
