@@ -5,7 +5,7 @@
  * every wait is on a cause (queue counts, process output) with a generous bound.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMQSource } from '../src/bullmq/index.js';
@@ -440,6 +440,46 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
   // source's connections, and resolves after all of that". BullMQ's own worker fails a job whose
   // return value JSON cannot serialize; qmux retries moveToCompleted forever (a TypeError reads as
   // "could not reach the engine"), renewing the lock between tries: the job stays active forever.
+  it("a flow parent whose child failed with failParentOnFailure fails in BullMQ unrun, as under BullMQ's own Worker; the source stays healthy", async () => {
+    const queue = newQueue();
+    const flow = new FlowProducer({ connection: redis.connection });
+    try {
+      await flow.add({
+        name: 'parent',
+        queueName: queue.name,
+        data: { role: 'parent' },
+        opts: { jobId: 'parent' },
+        children: [{ name: 'child', queueName: queue.name, data: { role: 'child' }, opts: { jobId: 'child', failParentOnFailure: true } }],
+      });
+      const ran: string[] = [];
+      const errors: unknown[] = [];
+      const worker = new Worker(
+        (job: Job<{ role: string }>) => {
+          ran.push(job.data.role);
+          if (job.data.role === 'child') throw new Error('child fails');
+          return 'parent done';
+        },
+        { concurrency: 1 },
+      );
+      worker.on('error', (error) => errors.push(error));
+      worker.bindRemote(source(queue), { name: 'flow' });
+      await until('the parent failed in BullMQ', async () => (await queue.getJob('parent'))?.failedReason !== undefined);
+      expect(await (await queue.getJob('parent'))?.getState()).toBe('failed');
+      expect(ran).toEqual(['child']);
+      expect(worker.health().status).toBe('healthy');
+      expect(errors).toEqual([]);
+      expect(
+        await within(
+          worker.stop().then(() => 'stopped'),
+          10_000,
+          'stop() still pending after 10 s',
+        ),
+      ).toBe('stopped');
+    } finally {
+      await flow.close();
+    }
+  }, 40_000);
+
   it('fails in BullMQ a job whose result BullMQ cannot store as JSON (not left active), and stop() resolves', async () => {
     const queue = newQueue();
     await queue.add('big', 'big');

@@ -25,6 +25,25 @@ export type BullMQSourceOptions = Omit<BullWorkerOptions, 'autorun' | 'concurren
 /** BullMQ's codes for "this job is not yours (any more)": missing job, missing lock, not active, lock mismatch. */
 const LOCK_CODES = new Set([-1, -2, -3, -6]);
 
+/**
+ * BullMQ's codes for a flow parent that cannot complete: a child failed (-9, an
+ * `UnrecoverableError`) or is not done (-4). Its attempt fails instead, as under BullMQ's own
+ * Worker; read as an outage, it was retried for good and held the job active.
+ */
+const CHILDREN_CODES = new Set([-4, -9]);
+
+/**
+ * Why BullMQ's own Worker would fail `job` without running it (its `getUnrecoverableErrorMessage`):
+ * a deferred failure (a flow parent whose child failed with `failParentOnFailure`), or more starts
+ * than the worker's `maxStartedAttempts`; else `undefined`.
+ */
+function unrunnable(job: BullJob, maxStartedAttempts: number | undefined): string | undefined {
+  const deferred = (job as { deferredFailure?: string }).deferredFailure;
+  if (deferred) return deferred;
+  if (maxStartedAttempts && maxStartedAttempts < (job.attemptsStarted ?? 0)) return 'job started more than allowable limit';
+  return undefined;
+}
+
 function asLockLost(error: unknown, job: BullRemoteJob, call: string): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'number' && LOCK_CODES.has(code) ? new LockLostError(job.id, call, { cause: error }) : error;
@@ -198,7 +217,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
     const worker = this.#open();
     if (this.#pending === undefined && this.#busyQueue && !signal.aborted) {
       const burst = await this.#burst(worker, max);
-      if (burst.length > 0) return burst;
+      if (burst.length > 0) return this.#runnable(worker, burst);
       this.#busyQueue = false;
     }
     const first = this.#pending ?? this.#fetch(worker, true);
@@ -238,16 +257,38 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       return [];
     }
     this.#busyQueue = true;
-    const jobs: RemoteJob<T>[] = [this.#wrap(job)];
+    const jobs: BullRemoteJob<T>[] = [this.#wrap(job)];
     if (max > 1 && !signal.aborted) for (const next of await this.#burst(worker, max - 1)) jobs.push(next);
-    return jobs;
+    return this.#runnable(worker, jobs);
+  }
+
+  /**
+   * The claimed jobs that may run. The others (see {@link unrunnable}) fail in BullMQ at once with
+   * an `UnrecoverableError`, unrun, as BullMQ's own Worker fails them: no handler, no local event.
+   */
+  async #runnable(worker: BullWorker<T, R>, jobs: BullRemoteJob<T>[]): Promise<BullRemoteJob<T>[]> {
+    const maxStarted = worker.opts.maxStartedAttempts;
+    if (!jobs.some((remote) => unrunnable(remote.job, maxStarted) !== undefined)) return jobs;
+    const runnable: BullRemoteJob<T>[] = [];
+    for (const remote of jobs) {
+      const why = unrunnable(remote.job, maxStarted);
+      if (why === undefined) runnable.push(remote);
+      else {
+        try {
+          await remote.job.moveToFailed(new bullmq.UnrecoverableError(why), remote.token, false);
+        } catch (error) {
+          if (!(asLockLost(error, remote, 'fail') instanceof LockLostError)) throw error;
+        }
+      }
+    }
+    return runnable;
   }
 
   /** Up to `count` jobs from fetches that do not block, sent together. */
-  async #burst(worker: BullWorker<T, R>, count: number): Promise<RemoteJob<T>[]> {
+  async #burst(worker: BullWorker<T, R>, count: number): Promise<BullRemoteJob<T>[]> {
     const fetches: Promise<BullJob<T> | undefined>[] = [];
     for (let i = 0; i < count; i++) fetches.push(this.#fetch(worker, false));
-    const jobs: RemoteJob<T>[] = [];
+    const jobs: BullRemoteJob<T>[] = [];
     for (const next of await Promise.all(fetches)) if (next !== undefined) jobs.push(this.#wrap(next));
     return jobs;
   }
@@ -277,6 +318,8 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
     try {
       await remote.job.moveToCompleted(result, remote.token, false);
     } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === 'number' && CHILDREN_CODES.has(code)) return this.fail(job, error);
       throw asLockLost(error, remote, 'complete');
     }
   }
