@@ -712,3 +712,54 @@ describe('adapters that answer oddly', () => {
     await worker.stop();
   });
 });
+
+describe('claims whose locks lapse during an outage', () => {
+  it('a claimed, unstarted job not renewed for lockDuration is dropped when the engine answers again, not run (another consumer may have it)', async () => {
+    vi.useFakeTimers({
+      toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'Date', 'performance'],
+    });
+    const engine = new MemoryEngine();
+    const a = engine.add('a');
+    const b = engine.add('b');
+    const gate = new Gate<string>();
+    const errors: unknown[] = [];
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', (error) => errors.push(error));
+    const adapter = engine.adapter<string>({ lockDuration: 1000 });
+    // Renewals stay unanswered for a while after the engine is back: the first call it answers is
+    // a's outcome, and b must not start on that answer.
+    let renewalsDown = false;
+    const extend = adapter.extend.bind(adapter);
+    adapter.extend = async (jobs) => {
+      if (renewalsDown) throw new Error('no answer (extend)');
+      return extend(jobs);
+    };
+    worker.bindRemote(adapter, { name: 'r', prefetch: 1 });
+    await settle();
+    expect(gate.started.map((started) => started.data)).toEqual(['a']); // b is claimed, waiting
+    engine.setDown(true);
+    renewalsDown = true;
+    await vi.advanceTimersByTimeAsync(3000); // renewals fail: b's lock lapses
+    expect(engine.expireLeases()).toBe(2); // the engine's stalled check puts both back
+    gate.started[0]?.finish('done'); // a's outcome cannot be recorded yet
+    await settle();
+    engine.setDown(false);
+    await vi.advanceTimersByTimeAsync(5000); // a's outcome is retried and answered (lock lost)
+    await flushMicrotasks(50);
+    renewalsDown = false;
+    for (let round = 0; round < 5; round++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      gate.finishAll();
+      await settle();
+    }
+    // b did not run from its lapsed claim: only from the claim after the outage.
+    const starts = gate.started.map((started) => started.data);
+    expect(starts.filter((data) => data === 'b')).toEqual(['b']);
+    expect(engine.deliveries.get(b)).toBe(2);
+    const lost = errors.filter((error) => error instanceof LostLocksError);
+    expect(lost).toHaveLength(1); // one report for the outage, a and b in it
+    expect((lost[0] as LostLocksError).message).toContain('2');
+    void a;
+    await stopAll(worker, gate);
+  });
+});

@@ -14,6 +14,12 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   readonly remote: RemoteJob<T>;
   /** Set once the engine said the claim is gone (counted once). */
   lockLost = false;
+  /**
+   * When the engine last confirmed its lock, on the worker's clock: when the claim that got it
+   * was sent, then when each renewal that kept it was sent. A claim not confirmed for
+   * `lockDuration` has lapsed, whatever the engine says later (see `RemoteSource`).
+   */
+  confirmedAt = 0;
 
   constructor(home: Source<T, R>, remote: RemoteJob<T>) {
     super(home, remote.data, 0, UNTIMED, State.Waiting);

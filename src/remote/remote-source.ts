@@ -273,6 +273,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     const controller = new AbortController();
     this.#claim = controller;
     const startedAt = performance.now();
+    const sentAt = this.host.clock.now();
     let answer: Promise<readonly RemoteJob<T>[]>;
     try {
       answer = Promise.resolve(this.remote.claim(max, controller.signal));
@@ -280,12 +281,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       answer = Promise.reject(error);
     }
     answer.then(
-      (jobs) => this.#claimed(controller, jobs, max, startedAt),
+      (jobs) => this.#claimed(controller, jobs, max, startedAt, sentAt),
       (error: unknown) => this.#claimFailed(controller, error),
     );
   }
 
-  #claimed(controller: AbortController, jobs: readonly RemoteJob<T>[], max: number, startedAt: number): void {
+  #claimed(controller: AbortController, jobs: readonly RemoteJob<T>[], max: number, startedAt: number, sentAt: number): void {
     this.#claim = undefined;
     if (!Array.isArray(jobs)) {
       this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${safeString(jobs)}`));
@@ -307,6 +308,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         continue;
       }
       const job = new RemoteJobRecord<T, R>(this, remote);
+      job.confirmedAt = sentAt;
       this.#hold(job);
       if (accept && taken < room) {
         taken++;
@@ -379,8 +381,10 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #callFailed(job: RemoteJobRecord<T, R>, call: Call, error: unknown): void {
     job.recording = false;
     if (isLockLost(error)) {
-      this.#answered(); // the engine answered, only not what we hoped
+      // The engine answered, only not what we hoped. Counted first: the loss joins the report of
+      // an outage that this answer ends.
       this.#lost(job);
+      this.#answered();
       this.#done(job);
       return;
     }
@@ -434,6 +438,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     for (const job of this.#held.values()) if (!job.lockLost && !job.recording) jobs.push(job.remote);
     if (jobs.length === 0) return;
     this.#extending = true;
+    const sentAt = this.host.clock.now();
     // biome-ignore lint/suspicious/noConfusingVoidType: what RemoteAdapter.extend resolves to
     let answer: Promise<void | readonly RemoteJob<T>[]>;
     try {
@@ -444,10 +449,15 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     answer.then(
       (lost) => {
         this.#extending = false;
+        const gone = Array.isArray(lost) ? new Set(lost) : undefined;
+        for (const remote of jobs) {
+          const job = this.#held.get(remote);
+          if (job !== undefined && gone?.has(remote) !== true) job.confirmedAt = sentAt;
+        }
         this.#answered();
-        if (Array.isArray(lost)) {
+        if (gone !== undefined) {
           let count = 0;
-          for (const remote of lost) {
+          for (const remote of gone) {
             const job = this.#held.get(remote);
             if (job !== undefined && !job.recording && this.#markLost(job)) count++;
           }
@@ -484,9 +494,24 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #answered(): void {
+    // An outage ends: first drop the claims whose locks lapsed meanwhile (the engine may have given
+    // them to another consumer), so that none of them starts, and they count in its one report.
+    if (this.outage.error !== undefined) this.#dropLapsed();
     if (!this.outage.answered()) return;
     this.#reachable(true);
     this.#rhost.wake();
+  }
+
+  /** Drops the claimed, unstarted jobs whose lock has not been confirmed for `lockDuration`. */
+  #dropLapsed(): void {
+    const lock = this.remote.lockDuration;
+    if (!Number.isFinite(lock)) return;
+    const now = this.host.clock.now();
+    let count = 0;
+    for (const job of this.#held.values()) {
+      if (job.state === State.Waiting && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
+    }
+    if (count > 0) this.outage.lost(count);
   }
 
   /** The engine became unreachable or reachable again: the core's eligible set hears of it. */
