@@ -404,6 +404,35 @@ describe('threads worker: failures and crashes', () => {
     expect(degraded).toHaveLength(1);
     expect(degraded[0]).toBe(thirdError);
   });
+  it.each(['exit-after-return', 'throw-after-return'])(
+    'a timer left behind by a job that returned (%s) ends its idle thread, not the next job',
+    async (kind) => {
+      const worker = track(new Worker<{ kind: string; n?: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
+      const poolErrors: unknown[] = [];
+      worker.on('error', (error) => poolErrors.push(error));
+      const q = worker.bindQueue();
+      expect((await q.add({ kind, n: 1 }).result()).ok).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the timer fires while the thread idles
+      expect((await q.add({ kind: 'ok', n: 2 }).result()).ok).toBe(2);
+      expect(poolErrors).toHaveLength(1); // the idle thread's death, reported as the pool's
+    },
+  );
+
+  it.each(['throw-null', 'reject-null'])('a handler that fails with null (%s) fails its job, and is retried, as in async mode', async (kind) => {
+    const worker = track(new Worker<{ kind: string }, { ok: unknown }>(CRASH, { concurrency: 1, retry: { attempts: 2 } }));
+    const events: string[] = [];
+    worker.on('retrying', () => events.push('retrying'));
+    worker.on('failed', () => events.push('failed'));
+    worker.on('completed', () => events.push('completed'));
+    const handle = worker.bindQueue().add({ kind });
+    const error = await rejection(handle.result());
+    expect(error).toBeInstanceOf(ThreadTaskError);
+    expect((error as ThreadTaskError).reported).toBe(null);
+    expect(handle.status).toBe('failed');
+    expect(events).toEqual(['retrying', 'failed']);
+    expect(worker.health().status).toBe('healthy'); // a throw, not a crash
+  });
+
   it("a thread crash counts toward degraded for a remote job too (its retry is the engine's, its crash is ours)", async () => {
     const worker = track(new Worker<{ kind: string; code?: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
     const degraded: unknown[] = [];

@@ -6,6 +6,7 @@
  */
 import { BroadcastChannel, threadId } from 'node:worker_threads';
 import { Tinypool } from 'tinypool';
+import { THREW_NULL } from './threw-null.js';
 
 /** What the main thread sends for each task. */
 export interface ThreadTask {
@@ -192,6 +193,9 @@ export default async function runTask(task: ThreadTask): Promise<unknown> {
     } finally {
       await ctx.finish();
     }
+  } catch (error) {
+    // tinypool settles a task whose error is null as a success: send it as a marker instead.
+    throw error === null ? { [THREW_NULL]: true } : error;
   } finally {
     endTask(task.cell);
   }

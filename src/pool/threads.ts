@@ -6,6 +6,7 @@ import * as check from '../internal/validate.js';
 import type { JobProgress, JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
 import { ABORTING } from './task-cells.js';
+import { THREW_NULL } from './threw-null.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
 import { safeString } from '../internal/describe.js';
 
@@ -124,7 +125,9 @@ export function checkResourceLimits(name: string, value: unknown): void {
  * uncloneable result's DataCloneError as a bare object) becomes an Error that says so.
  */
 function asError(error: unknown): Error {
-  return error instanceof Error ? error : new ThreadTaskError(error);
+  if (error instanceof Error) return error;
+  const threwNull = typeof error === 'object' && error !== null && (error as Record<string, unknown>)[THREW_NULL] === true;
+  return new ThreadTaskError(threwNull ? null : error);
 }
 
 /**
@@ -138,7 +141,7 @@ export class ThreadTaskError extends QmuxError {
   constructor(reported: unknown) {
     super(
       `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +
-        'a result or error that cannot be structured-cloned arrives like this',
+        'a thrown value that is not an Error, or a result that cannot be structured-cloned, arrives like this',
     );
     this.reported = reported;
   }
@@ -448,6 +451,10 @@ export class ThreadPool {
       // runs, so `abort` does not know which thread to end. Made below, the threads are counted
       // as ready only once they say so, and tasks wait in the start queue until then.
       minThreads: 0,
+      // Not Atomics: an idle thread would block in Atomics.wait with its event loop stopped, so a
+      // timer a handler left behind (a late throw, a process.exit) would fire during the next,
+      // unrelated task and fail that job instead. The event loop of an idle thread runs.
+      useAtomics: false,
       idleTimeout: this.#options.idleTimeout ?? 1000,
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
