@@ -404,6 +404,19 @@ describe('threads worker: failures and crashes', () => {
     expect(degraded).toHaveLength(1);
     expect(degraded[0]).toBe(thirdError);
   });
+  it('a cancel that ends a thread just as it dies of its own uncaught exception emits no pool error (the job is cancelled, once)', async () => {
+    const worker = track(new Worker<{ kind: string; n: number }, { ok: unknown }>(CRASH, { concurrency: 1 }));
+    const poolErrors: unknown[] = [];
+    worker.on('error', (error) => poolErrors.push(error));
+    worker.on('progress', (job) => job.cancel());
+    const q = worker.bindQueue();
+    const names: string[] = [];
+    for (let n = 0; n < 40; n++) names.push(await rejection(q.add({ kind: 'progress-then-throw-later', n }).result()).then((e) => (e as Error).name));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(new Set(names)).toEqual(new Set(['CancelledError']));
+    expect(poolErrors).toEqual([]);
+  }, 60_000);
+
   it.each(['exit-after-return', 'throw-after-return'])(
     'a timer left behind by a job that returned (%s) ends its idle thread, not the next job',
     async (kind) => {
@@ -701,6 +714,17 @@ describe('threads worker: threads that cannot start', () => {
       });
     }, 40_000);
   }
+
+  it('after a thread failed to start, crashed threads are made again: the pool is back at minThreads once idle', async () => {
+    const out = await hostRun(PRELOAD_THROWS, 'min-threads-after-start-failure');
+    expect(out).toEqual({
+      scenario: 'min-threads-after-start-failure',
+      steps: ['ok', 'ThreadExitError', 'ThreadExitError', 'ok'],
+      atFirst: 2,
+      atEnd: 2,
+      stopped: 'stopped',
+    });
+  }, 40_000);
 
   it('a job with a timeout whose thread never finishes starting fails with TimeoutError and frees its slot; stop() resolves', async () => {
     const out = await hostRun(PRELOAD_HANGS, 'hangs-timeout');

@@ -217,6 +217,14 @@ export class ThreadPool {
   readonly #takenBack = new Map<JobRecord, unknown>();
   /** Threads that `abort` ended: their end is not a crash. */
   readonly #ended = new WeakSet<TinypoolWorker>();
+  /**
+   * Pools in which a thread died while starting. tinypool then stops keeping `minThreads` for good
+   * (it no longer replaces a thread that ends), so such a pool's ended threads are made again by
+   * recycling it once no task runs.
+   */
+  readonly #startFailed = new WeakSet<Tinypool>();
+  /** Errors of threads that `abort` ended, after that: the pool 'error' they cause is not reported (for one microtask). */
+  readonly #afterEnd = new Set<unknown>();
   /** Jobs whose thread died while it ran them, by itself (see `#threadFailed`). */
   readonly #diedUnder = new WeakSet<JobRecord>();
   /**
@@ -461,8 +469,14 @@ export class ThreadPool {
       taskQueue: new StartQueue(),
       workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS, reports: this.#reportsName } satisfies ThreadWorkerData,
     });
-    // Without a listener an 'error' on the pool would crash the host (SPEC 7).
-    pool.on('error', this.#onPoolError);
+    // Without a listener an 'error' on the pool would crash the host (SPEC 7). Reported a
+    // microtask later: the thread's own listeners, which run after tinypool's, say meanwhile
+    // whether it is the late death of a thread `abort` ended (see `#watchNewThreads`).
+    pool.on('error', (error: unknown) =>
+      queueMicrotask(() => {
+        if (!this.#afterEnd.delete(error)) this.#onPoolError(error);
+      }),
+    );
     if (minThreads > 0) {
       // tinypool reads its options live: from now on it keeps `minThreads` threads. On a pool with
       // no threads yet, recycleWorkers() only makes them, on a later microtask, and this pool's
@@ -488,7 +502,18 @@ export class ThreadPool {
       thread.once('message', (message: { ready?: unknown } | null) => {
         if (message?.ready === true) this.#ready.add(thread);
       });
-      thread.once('error', (error: unknown) => this.#threadFailed(pool, thread, error));
+      let failed = false;
+      thread.on('error', (error: unknown) => {
+        if (!failed) {
+          failed = true;
+          this.#threadFailed(pool, thread, error);
+        } else if (this.#ended.has(thread)) {
+          // A thread that `abort` ended died of its own error as well (its handler's uncaught
+          // exception, say): its job settled already, so tinypool's pool 'error' for it says nothing.
+          this.#afterEnd.add(error);
+          queueMicrotask(() => this.#afterEnd.delete(error));
+        }
+      });
       thread.once('exit', (code: number) => this.#threadExited(thread, code));
     }
   }
@@ -512,8 +537,13 @@ export class ThreadPool {
         if (typeof error === 'object' && error !== null) this.#killers.add(error);
         this.#noteCrashedJob(thread);
       }
+      if (this.#startFailed.has(pool) && this.#minThreadsAt(pool.options.maxThreads as number) > 0) {
+        this.#recycleWhenIdle = true;
+        this.#recycleIfIdle();
+      }
       return;
     }
+    this.#startFailed.add(pool);
     const threads = pool.threads;
     const queue = pool.options.taskQueue as StartQueue;
     // Queued tasks beyond the threads still starting have none left that will take them (the
