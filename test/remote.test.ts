@@ -763,3 +763,30 @@ describe('claims whose locks lapse during an outage', () => {
     await stopAll(worker, gate);
   });
 });
+
+describe('an engine that stops answering', () => {
+  it('a renewal unanswered for a few seconds makes the worker degraded within 10 s; answers again, healthy', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const adapter = engine.adapter<number>({ lockDuration: 2000 });
+    let silent = false;
+    const extend = adapter.extend.bind(adapter);
+    adapter.extend = (jobs) => (silent ? new Promise<never>(() => {}) : extend(jobs)); // a server that stops answering
+    const gate = new Gate<number>();
+    const errors: unknown[] = [];
+    const worker = new Worker(gate.handler);
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(adapter, { name: 'quiet' });
+    await settle();
+    expect(gate.running).toBe(1);
+    silent = true;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(worker.health()).toMatchObject({ status: 'degraded', reason: expect.stringContaining('remote source "quiet"') });
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).message).toContain('got no answer');
+    silent = false;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(worker.health().status).toBe('healthy');
+    await stopAll(worker, gate);
+  });
+});

@@ -18,6 +18,12 @@ export const MAX_DEFAULT_PREFETCH = 64;
  * followed by the next one only after {@link EMPTY_CLAIM_SPACING_MS}, so that such an adapter
  * cannot spin the event loop.
  */
+/**
+ * How long a call about claimed jobs (an outcome, a release, a renewal) may go unanswered before
+ * the engine counts as out of reach (SPEC 9: "gets no answer within a few seconds"): a server that
+ * stops answering over a live connection fails no call. A claim is not timed: it may wait for work.
+ */
+const ANSWER_WITHIN_MS = 5000;
 const EMPTY_CLAIM_MS = 20;
 const EMPTY_CLAIM_SPACING_MS = 50;
 
@@ -369,13 +375,31 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     } catch (error) {
       answer = Promise.reject(error);
     }
+    const settled = this.#expectAnswer(`${CALL_NAMES[call]} job ${job.id}`);
     answer.then(
       () => {
+        settled();
         this.#answered();
         this.#done(job);
       },
-      (error: unknown) => this.#callFailed(job, call, error),
+      (error: unknown) => {
+        settled();
+        this.#callFailed(job, call, error);
+      },
     );
+  }
+
+  /**
+   * Starts the clock on a call to the engine: unanswered after {@link ANSWER_WITHIN_MS}, it is a
+   * fault (the engine is out of reach) and `onSilence` runs. Returns what to call once it settles.
+   */
+  #expectAnswer(what: string, onSilence?: () => void): () => void {
+    const timer = setTimeout(() => {
+      this.#fault(`got no answer to ${what}`, new Error(`no answer within ${ANSWER_WITHIN_MS} ms`));
+      onSilence?.();
+    }, ANSWER_WITHIN_MS);
+    timer.unref?.(); // the call itself keeps the process alive, or nothing does
+    return () => clearTimeout(timer);
   }
 
   #callFailed(job: RemoteJobRecord<T, R>, call: Call, error: unknown): void {
@@ -446,8 +470,11 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     } catch (error) {
       answer = Promise.reject(error);
     }
+    // Unanswered, the next renewal may try again (an answer that comes late is still read).
+    const settled = this.#expectAnswer('the renewal of its claims', () => (this.#extending = false));
     answer.then(
       (lost) => {
+        settled();
         this.#extending = false;
         const gone = Array.isArray(lost) ? new Set(lost) : undefined;
         for (const remote of jobs) {
@@ -465,6 +492,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         }
       },
       (error: unknown) => {
+        settled();
         this.#extending = false;
         this.#fault('could not renew its claims', error);
       },
