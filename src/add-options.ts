@@ -24,8 +24,20 @@ export type AddAllOptions = Omit<JobOptions, 'id'> & (DelayOption | RunAtOption)
 /**
  * Options of `topic.publish` and `tryPublish`: those of {@link AddOptions} but `key`, since a key
  * belongs to one keyed queue and a topic delivers to every subscription (a `TypeError` at run time).
+ * They are also what `add` takes on a queue bound without `keys`.
  */
 export type PublishOptions = Omit<JobOptions, 'key'> & (DelayOption | RunAtOption);
+
+/**
+ * The add options of a queue, by whether it was bound with `keys` (`K`): without, `key` fails to
+ * compile (it throws a `TypeError`). @typeParam K - `true`, `false`, or `boolean` when not known
+ */
+export type QueueAddOptions<K extends boolean> = [K] extends [false] ? PublishOptions : AddOptions;
+
+/** The `addAll` options of a queue, by whether it was bound with `keys` (`K`; see {@link QueueAddOptions}). */
+export type QueueAddAllOptions<K extends boolean> = [K] extends [false]
+  ? Omit<JobOptions, 'id' | 'key'> & (DelayOption | RunAtOption)
+  : AddAllOptions;
 
 /** When the job becomes due, counted from now: one side of {@link AddOptions}. */
 export interface DelayOption {

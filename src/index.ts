@@ -27,8 +27,17 @@ export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
 export { Source, type BindOptions, type QueueBindOptions, type PurgeOptions, type RateLimit } from './source.js';
-export type { KeysOptions, KeyStats } from './keys.js';
-export type { AddAllOptions, AddOptions, DelayOption, JobOptions, PublishOptions, RunAtOption } from './add-options.js';
+export type { KeyedOnly, KeysOptions, KeyStats } from './keys.js';
+export type {
+  AddAllOptions,
+  AddOptions,
+  DelayOption,
+  JobOptions,
+  PublishOptions,
+  QueueAddAllOptions,
+  QueueAddOptions,
+  RunAtOption,
+} from './add-options.js';
 export { Strategy, setDefaultStrategy, type BuiltInStrategies, type Picker, type SourceView } from './strategies/index.js';
 export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './job.js';
 export type { WorkerEvents, TrackedJob } from './events.js';

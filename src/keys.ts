@@ -32,6 +32,12 @@ export interface KeysOptions<T = unknown> {
   weight?: (key: string) => number;
 }
 
+/**
+ * The `K` a key method's `this` must have: `never` for a queue known to be bound without `keys`
+ * (the call fails to compile, as it throws), else `K` itself.
+ */
+export type KeyedOnly<K extends boolean> = [K] extends [false] ? never : K;
+
 /** What `keyStats(key)` returns: one key's figures (all zero and not paused for a key that is not active). */
 export interface KeyStats {
   /** Jobs of the key waiting: `due + delayed`. */

@@ -1,7 +1,7 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
-import type { AddAllOptions, AddOptions } from './add-options.js';
-import type { KeyStats } from './keys.js';
+import type { QueueAddAllOptions, QueueAddOptions } from './add-options.js';
+import type { KeyedOnly, KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */
@@ -25,12 +25,20 @@ export interface PriorityItem<T> {
  * for (let i = 0; i < 10; i++) pq.add(i, i % 2); // runs 0 2 4 6 8 1 3 5 7 9
  * ```
  */
-export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R> {
+export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = boolean> extends Source<T, R> {
+  /**
+   * Whether it was bound with `keys`. In its type too (`K`): `worker.bindQueue()` gives a queue
+   * whose key methods and `key` option fail to compile, `worker.bindQueue({ keys })` one that has them.
+   */
+  get keyed(): K {
+    return (this.keys !== undefined) as K;
+  }
+
   /**
    * Adds a job with a priority (a finite number, lower runs first). Throws, and de-duplicates by
    * `id`, like `Queue.add` (a de-duplicated add ignores its priority too).
    */
-  add(data: T, priority: number, options?: AddOptions): JobHandle<R> {
+  add(data: T, priority: number, options?: QueueAddOptions<K>): JobHandle<R> {
     check.finiteNumber('priority-queue add(data, priority)', priority);
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
@@ -42,7 +50,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
   }
 
   /** Like {@link PriorityQueue.add}, but returns `undefined` instead of throwing when full or closed (a bad argument still throws). */
-  tryAdd(data: T, priority: number, options?: AddOptions): JobHandle<R> | undefined {
+  tryAdd(data: T, priority: number, options?: QueueAddOptions<K>): JobHandle<R> | undefined {
     check.finiteNumber('priority-queue tryAdd(data, priority)', priority);
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
@@ -59,7 +67,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * pq.addAll([{ data: 'urgent', priority: 0 }, { data: 'later', priority: 5 }]);
    * ```
    */
-  addAll(items: readonly PriorityItem<T>[], options?: AddAllOptions): JobGroup<R> {
+  addAll(items: readonly PriorityItem<T>[], options?: QueueAddAllOptions<K>): JobGroup<R> {
     if (!Array.isArray(items)) throw new TypeError('qmux: priority-queue addAll(items) takes an array of { data, priority }');
     for (const item of items) check.finiteNumber('priority-queue addAll item "priority"', item?.priority);
     return this.enqueueAll(
@@ -91,7 +99,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * queue.pauseKey('acme');
    * ```
    */
-  pauseKey(key: string | number): void {
+  pauseKey(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): void {
     this.pauseKeyed(key);
   }
 
@@ -104,7 +112,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * queue.resumeKey('acme');
    * ```
    */
-  resumeKey(key: string | number): void {
+  resumeKey(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): void {
     this.resumeKeyed(key);
   }
 
@@ -117,7 +125,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * const { waiting, running } = queue.keyStats('acme');
    * ```
    */
-  keyStats(key: string | number): KeyStats {
+  keyStats(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): KeyStats {
     return this.keyStatsOf(key);
   }
 
@@ -131,7 +139,7 @@ export class PriorityQueue<in out T = unknown, R = unknown> extends Source<T, R>
    * queue.purge({ key: 'acme' });
    * ```
    */
-  override purge(options?: PurgeOptions): number {
+  override purge(options?: [K] extends [false] ? undefined : PurgeOptions): number {
     return this.purgeWith(options);
   }
 }

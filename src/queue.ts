@@ -1,6 +1,6 @@
 import type { JobGroup, JobHandle } from './job.js';
-import type { AddAllOptions, AddOptions } from './add-options.js';
-import type { KeyStats } from './keys.js';
+import type { QueueAddAllOptions, QueueAddOptions } from './add-options.js';
+import type { KeyedOnly, KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
 /**
@@ -16,13 +16,21 @@ import { Source, type PurgeOptions } from './source.js';
  * emails.add({ to: 'bob@example.com' }, { delay: 60_000 });
  * ```
  */
-export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
+export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean> extends Source<T, R> {
+  /**
+   * Whether it was bound with `keys`. In its type too (`K`): `worker.bindQueue()` gives a queue
+   * whose key methods and `key` option fail to compile, `worker.bindQueue({ keys })` one that has them.
+   */
+  get keyed(): K {
+    return (this.keys !== undefined) as K;
+  }
+
   /**
    * Adds a job. With an `id` in use in this queue it adds nothing and returns that job's handle
    * (even when full or closed; the options are ignored). Throws `QueueFullError` at capacity, `QueueClosedError` after `close()`, and a
    * `TypeError` / `RangeError` for a bad option.
    */
-  add(data: T, options?: AddOptions): JobHandle<R> {
+  add(data: T, options?: QueueAddOptions<K>): JobHandle<R> {
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
@@ -33,7 +41,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
   }
 
   /** Like {@link Queue.add}, but returns `undefined` instead of throwing when full or closed (a bad option still throws). */
-  tryAdd(data: T, options?: AddOptions): JobHandle<R> | undefined {
+  tryAdd(data: T, options?: QueueAddOptions<K>): JobHandle<R> | undefined {
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
@@ -51,7 +59,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * const pages = await group.result(); // in add order
    * ```
    */
-  addAll(data: readonly T[], options?: AddAllOptions): JobGroup<R> {
+  addAll(data: readonly T[], options?: QueueAddAllOptions<K>): JobGroup<R> {
     if (!Array.isArray(data)) throw new TypeError('qmux: addAll(data) takes an array of job data');
     // Array.from, not map: a hole of a sparse array is a job of undefined data, as for...of reads it.
     return this.enqueueAll(
@@ -83,7 +91,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * queue.pauseKey('acme');
    * ```
    */
-  pauseKey(key: string | number): void {
+  pauseKey(this: Queue<T, R, KeyedOnly<K>>, key: string | number): void {
     this.pauseKeyed(key);
   }
 
@@ -96,7 +104,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * queue.resumeKey('acme');
    * ```
    */
-  resumeKey(key: string | number): void {
+  resumeKey(this: Queue<T, R, KeyedOnly<K>>, key: string | number): void {
     this.resumeKeyed(key);
   }
 
@@ -109,7 +117,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * const { waiting, running } = queue.keyStats('acme');
    * ```
    */
-  keyStats(key: string | number): KeyStats {
+  keyStats(this: Queue<T, R, KeyedOnly<K>>, key: string | number): KeyStats {
     return this.keyStatsOf(key);
   }
 
@@ -123,7 +131,7 @@ export class Queue<in out T = unknown, R = unknown> extends Source<T, R> {
    * queue.purge({ key: 'acme' });
    * ```
    */
-  override purge(options?: PurgeOptions): number {
+  override purge(options?: [K] extends [false] ? undefined : PurgeOptions): number {
     return this.purgeWith(options);
   }
 }

@@ -13,7 +13,7 @@ import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
-import { checkKeysOptions } from './keys.js';
+import { checkKeysOptions, type KeysOptions } from './keys.js';
 import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
@@ -435,8 +435,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```ts
    * const alerts = worker.bindQueue({ priority: 1 });
    * const emails = worker.bindQueue(); // no priority: after every ranked source
+   * const tenants = worker.bindQueue({ keys: { by: (job) => job.tenant } }); // a Queue<T, R, true>: key methods
    * ```
    */
+  bindQueue(options: QueueBindOptions<T> & { keys: KeysOptions<T> }): Queue<T, R, true>;
+  bindQueue(options?: QueueBindOptions<T> & { keys?: undefined }): Queue<T, R, false>;
+  bindQueue(options?: QueueBindOptions<T>): Queue<T, R>;
   bindQueue(options?: QueueBindOptions<T>): Queue<T, R> {
     return this.#bind('bindQueue()', 'queue', options, (name, order) => {
       const due = options?.keys === undefined ? new FifoDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), undefined);
@@ -454,6 +458,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * reports.add('outage', 0); // runs first
    * ```
    */
+  bindPriorityQueue(options: QueueBindOptions<T> & { keys: KeysOptions<T> }): PriorityQueue<T, R, true>;
+  bindPriorityQueue(options?: QueueBindOptions<T> & { keys?: undefined }): PriorityQueue<T, R, false>;
+  bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R>;
   bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R> {
     return this.#bind('bindPriorityQueue()', 'priority-queue', options, (name, order) => {
       const due = options?.keys === undefined ? new PriorityDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), () => new PriorityDueJobs());

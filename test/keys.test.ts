@@ -3,7 +3,7 @@
  * pauses per key. Every test runs on fake timers (which also fake the clock qmux reads).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QueueFullError, Strategy, Topic, Worker, type Job, type Picker, type SourceView } from '../src/index.js';
+import { QueueFullError, Strategy, Topic, Worker, type Job, type PriorityQueue, type Picker, type Queue, type SourceView } from '../src/index.js';
 import { Gate, flushMicrotasks } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -190,10 +190,11 @@ describe('the key of a job', () => {
 
   it('a key option on a queue without keys, or on publish, is a TypeError', () => {
     const { worker } = manual();
-    const plain = worker.bindQueue();
+    // Typed as a queue whose keys are not known (the types reject these calls on a plain queue).
+    const plain: Queue<Task> = worker.bindQueue();
     expect(() => plain.add({ tenant: 'a' }, { key: 'a' })).toThrow(TypeError);
     expect(() => plain.add({ tenant: 'a' }, { key: 'a' })).toThrow(/"key".*keys/);
-    const pq = worker.bindPriorityQueue();
+    const pq: PriorityQueue<Task> = worker.bindPriorityQueue();
     expect(() => pq.add({ tenant: 'a' }, 1, { key: 'a' })).toThrow(TypeError);
     const topic = new Topic<Task>();
     worker.subscribe(topic);
@@ -804,7 +805,7 @@ describe('forgetting keys', () => {
     expect(() => q.keyStats(undefined as never)).toThrow(TypeError);
     expect(() => q.purge({ key: [] as never })).toThrow(TypeError);
     expect(() => q.purge({ kee: 'a' } as never)).toThrow(/unknown/);
-    const plain = worker.bindQueue({ name: 'plain' });
+    const plain: Queue<Task> = worker.bindQueue({ name: 'plain' }); // see above: K not known
     expect(() => plain.pauseKey('a')).toThrow(/keys/);
     expect(() => plain.purge({ key: 'a' })).toThrow(TypeError);
     expect(() => plain.keyStats('a')).toThrow('qmux: keyStats(key) is for queues bound with the "keys" option; source "plain" has none');

@@ -41,6 +41,28 @@ function typeChecks(): void {
   strings.bindQueue({ keys: { by: (data: number) => data } });
   // @ts-expect-error keys is for queues and priority queues, not subscriptions
   strings.subscribe(new Topic<string>(), { keys: {} });
+  // A queue bound without keys has neither key methods nor the key option (they throw); one bound
+  // with keys has both, and so does a queue typed without saying (Queue<T, R>).
+  // @ts-expect-error no keys: no key option
+  q.add('a', { key: 'tenant' });
+  // @ts-expect-error no keys: no pauseKey
+  q.pauseKey('tenant');
+  // @ts-expect-error no keys: no keyStats
+  q.keyStats('tenant');
+  // @ts-expect-error no keys: purge takes no key
+  q.purge({ key: 'tenant' });
+  // @ts-expect-error no keys: nor does a priority queue's add
+  strings.bindPriorityQueue().add('a', 1, { key: 'tenant' });
+  q.purge();
+  keyed.pauseKey('tenant');
+  keyed.purge({ key: 'tenant' });
+  strings.bindPriorityQueue({ keys: {} }).resumeKey(3);
+  assertType<Equal<typeof keyed.keyed, true>>();
+  assertType<Equal<typeof q.keyed, false>>();
+  const unknownKeys: Queue<string, number> = Math.random() > 0.5 ? keyed : q;
+  unknownKeys.keyStats('tenant'); // may throw: the type does not know
+  unknownKeys.add('a', { key: 'tenant' });
+
   // null counts as not given (SPEC 10): a key read from a nullable column needs no `?? undefined`.
   const fromDb: string | null = null as string | null;
   keyed.add('a', { key: fromDb });
