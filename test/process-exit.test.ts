@@ -104,6 +104,14 @@ describe('an outcome a remote source retries keeps the process alive', () => {
   });
 });
 
+describe('a paused worker with a remote source lets the process end', () => {
+  it('even while an outcome it could not record waits to be retried', async () => {
+    const result = await run('remote-paused-outcome-unrecorded');
+    expectCleanExit(result); // no job waits (its outcome does), so no stranded-jobs warning
+    expect(result.lines).toEqual([{ status: 'paused' }]);
+  });
+});
+
 describe('a pending delayed job keeps the process alive', () => {
   it('until it has run, even when nothing awaits it', async () => {
     const result = await run('delayed-keeps-alive');

@@ -3,7 +3,7 @@
  * time: no Redis needed, so these always run. BullMQ's own tests are in test/bullmq.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CancelledError, LostLocksError, RemoteSourceError, Strategy, TimeoutError, Worker, type Job } from '../src/index.js';
+import { CancelledError, LockLostError, LostLocksError, RemoteSourceError, Strategy, TimeoutError, Worker, type Job } from '../src/index.js';
 import { Gate, adapterWithHeldClose, flushMicrotasks } from './helpers.js';
 import { MemoryEngine } from './support/memory-engine.js';
 
@@ -788,5 +788,79 @@ describe('an engine that stops answering', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(worker.health().status).toBe('healthy');
     await stopAll(worker, gate);
+  });
+});
+
+describe('after the review of the claims paths', () => {
+  it('a surplus claim handed back and answered with LockLostError leaves no negative count: numPending 0, waitUntilIdle() resolves', async () => {
+    let claims = 0;
+    const worker = new Worker(() => new Promise((resolve) => setTimeout(resolve, 200)), { concurrency: 3 });
+    worker.on('error', () => undefined);
+    const source = worker.bindRemote({
+      lockDuration: Number.POSITIVE_INFINITY,
+      claim: async (_max, signal) => {
+        if (++claims === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return [0, 1, 2].map((i) => ({ id: `j${i}`, data: i, attempt: 1 }));
+        }
+        return new Promise((resolve) => signal.addEventListener('abort', () => resolve([])));
+      },
+      complete: async () => undefined,
+      fail: async () => undefined,
+      release: async (job) => {
+        throw new LockLostError(job.id, 'release');
+      },
+      extend: async () => undefined,
+      close: async () => undefined,
+    });
+    await vi.advanceTimersByTimeAsync(10);
+    worker.setConcurrency(1); // the claim out for 3 now has room for 1
+    await vi.advanceTimersByTimeAsync(100);
+    expect([worker.numPending, source.length]).toEqual([0, 0]);
+    let idle = false;
+    void worker.waitUntilIdle().then(() => (idle = true));
+    await vi.advanceTimersByTimeAsync(500);
+    expect({ idle, pending: worker.numPending }).toEqual({ idle: true, pending: 0 });
+    await worker.stop();
+  });
+
+  it('an adapter whose claims answer only entries that are not jobs is spaced like one that answers nothing', async () => {
+    const worker = new Worker(() => undefined);
+    worker.on('error', () => undefined);
+    let claims = 0;
+    worker.bindRemote({
+      lockDuration: 1000,
+      claim: async () => {
+        claims++;
+        return [null as never];
+      },
+      complete: async () => undefined,
+      fail: async () => undefined,
+      release: async () => undefined,
+      extend: async () => undefined,
+      close: async () => undefined,
+    });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(claims).toBeGreaterThan(5);
+    expect(claims).toBeLessThanOrEqual(21);
+    await worker.stop();
+  });
+
+  it('a renewal still unanswered when the worker stops reports no outage afterwards', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const adapter = engine.adapter<number>({ lockDuration: 400 });
+    adapter.extend = () => new Promise<never>(() => {}); // sent, never answered
+    const errors: unknown[] = [];
+    const worker = new Worker(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(adapter, { name: 'r' });
+    await vi.advanceTimersByTimeAsync(250); // a renewal is out
+    const stopping = worker.stop();
+    await vi.advanceTimersByTimeAsync(500);
+    await stopping;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(errors).toEqual([]);
+    expect(worker.health().status).toBe('healthy');
   });
 });

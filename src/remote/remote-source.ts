@@ -14,16 +14,16 @@ import { MAX_TIMER_MS } from '../internal/validate.js';
 export const MAX_DEFAULT_PREFETCH = 64;
 
 /**
- * A claim that came back empty sooner than this (an adapter that does not long-poll) is
- * followed by the next one only after {@link EMPTY_CLAIM_SPACING_MS}, so that such an adapter
- * cannot spin the event loop.
- */
-/**
  * How long a call about claimed jobs (an outcome, a release, a renewal) may go unanswered before
  * the engine counts as out of reach (SPEC 9: "gets no answer within a few seconds"): a server that
  * stops answering over a live connection fails no call. A claim is not timed: it may wait for work.
  */
 const ANSWER_WITHIN_MS = 5000;
+/**
+ * A claim that came back empty sooner than this (an adapter that does not long-poll) is
+ * followed by the next one only after {@link EMPTY_CLAIM_SPACING_MS}, so that such an adapter
+ * cannot spin the event loop.
+ */
 const EMPTY_CLAIM_MS = 20;
 const EMPTY_CLAIM_SPACING_MS = 50;
 
@@ -306,6 +306,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     // it while the claim was out hands the surplus back.
     const room = Math.min(max, this.prefetch - this.due.length);
     let taken = 0;
+    let valid = 0;
     for (const remote of jobs) {
       if (typeof remote !== 'object' || remote === null) {
         // Nothing to hold or hand back: an adapter's bug, reported, not an outage.
@@ -313,6 +314,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         this.#rhost.report(new RemoteSourceError(this.name, 'got an entry of a claim that is not a job', error));
         continue;
       }
+      valid++;
       const job = new RemoteJobRecord<T, R>(this, remote);
       job.confirmedAt = sentAt;
       this.#hold(job);
@@ -323,7 +325,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         this.release(job);
       }
     }
-    if (jobs.length === 0 && !controller.signal.aborted && performance.now() - startedAt < EMPTY_CLAIM_MS) {
+    // Spaced on the jobs it got: a claim that answers only entries that are not jobs is empty too.
+    if (valid === 0 && !controller.signal.aborted && performance.now() - startedAt < EMPTY_CLAIM_MS) {
       this.#claimAfter(EMPTY_CLAIM_SPACING_MS);
     } else {
       this.sync();
@@ -395,6 +398,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
    */
   #expectAnswer(what: string, onSilence?: () => void): () => void {
     const timer = setTimeout(() => {
+      if (this.#shut || this.closed) return; // its connections are closed: no outage to report
       this.#fault(`got no answer to ${what}`, new Error(`no answer within ${ANSWER_WITHIN_MS} ms`));
       onSilence?.();
     }, ANSWER_WITHIN_MS);
@@ -420,8 +424,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       return;
     }
     // Retried until recorded or the lock is known lost: the job stays held (its claim renewed).
-    // The timer keeps the process alive: a stop waits for the outcome, and so must the process.
-    setTimeout(() => this.#call(job, call), this.outage.backoffMs());
+    // The timer keeps the process alive while the worker may start jobs or a stop (or close)
+    // waits for the outcome; a paused or halted worker holds nothing that does (SPEC 2), and the
+    // lock then lapses in the engine if the process ends.
+    const timer = setTimeout(() => this.#call(job, call), this.outage.backoffMs());
+    const phase = this.core.phase;
+    if (phase !== Phase.Started && phase !== Phase.Stopped && this.#closing === undefined) timer.unref?.();
   }
 
   #done(job: RemoteJobRecord<T, R>): void {
@@ -479,7 +487,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
         const gone = Array.isArray(lost) ? new Set(lost) : undefined;
         for (const remote of jobs) {
           const job = this.#held.get(remote);
-          if (job !== undefined && gone?.has(remote) !== true) job.confirmedAt = sentAt;
+          // A renewal that answers late (after a newer one) must not set the confirmation back.
+          if (job !== undefined && gone?.has(remote) !== true && sentAt > job.confirmedAt) job.confirmedAt = sentAt;
         }
         this.#answered();
         if (gone !== undefined) {
@@ -508,8 +517,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     if (job.lockLost) return false;
     job.lockLost = true;
     // Not started: it is dropped, not run (the engine gives it to another consumer), and no
-    // longer held (nothing to renew, record or release).
-    if (this.core.dropClaimed(job)) this.#let(job);
+    // longer held (nothing to renew, record or release). One being handed back is not in the
+    // core's jobs (never admitted, or taken back): its release settles it.
+    if (!this.#releasing.has(job) && this.core.dropClaimed(job)) this.#let(job);
     return true;
   }
 
@@ -537,7 +547,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     const now = this.host.clock.now();
     let count = 0;
     for (const job of this.#held.values()) {
-      if (job.state === State.Waiting && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
+      if (job.state === State.Waiting && !this.#releasing.has(job) && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
     }
     if (count > 0) this.outage.lost(count);
   }
