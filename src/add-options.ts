@@ -32,12 +32,18 @@ export type PublishOptions = Omit<JobOptions, 'key'> & (DelayOption | RunAtOptio
  * The add options of a queue, by whether it was bound with `keys` (`K`): without, `key` fails to
  * compile (it throws a `TypeError`). @typeParam K - `true`, `false`, or `boolean` when not known
  */
-export type QueueAddOptions<K extends boolean> = [K] extends [false] ? PublishOptions : AddOptions;
+export type QueueAddOptions<K extends boolean> = KnownWithoutKeys<K> extends true ? PublishOptions : AddOptions;
 
 /** The `addAll` options of a queue, by whether it was bound with `keys` (`K`; see {@link QueueAddOptions}). */
-export type QueueAddAllOptions<K extends boolean> = [K] extends [false]
-  ? Omit<JobOptions, 'id' | 'key'> & (DelayOption | RunAtOption)
-  : AddAllOptions;
+export type QueueAddAllOptions<K extends boolean> =
+  KnownWithoutKeys<K> extends true ? Omit<JobOptions, 'id' | 'key'> & (DelayOption | RunAtOption) : AddAllOptions;
+
+/**
+ * `true` when `K` says for sure that a queue was bound without `keys`: `false` itself, not
+ * `boolean`. (A queue narrowed by `instanceof` has `K` = `any`, which reads as `false` here: write
+ * `source as Queue<T, R>` to call its key methods.)
+ */
+export type KnownWithoutKeys<K extends boolean> = [K] extends [false] ? true : false;
 
 /** When the job becomes due, counted from now: one side of {@link AddOptions}. */
 export interface DelayOption {

@@ -1,3 +1,4 @@
+import type { KnownWithoutKeys } from './add-options.js';
 import type { KeyLimits } from './core/keys/keyed-jobs.js';
 import * as check from './internal/validate.js';
 import type { RateLimit } from './source.js';
@@ -36,7 +37,7 @@ export interface KeysOptions<T = unknown> {
  * The `K` a key method's `this` must have: `never` for a queue known to be bound without `keys`
  * (the call fails to compile, as it throws), else `K` itself.
  */
-export type KeyedOnly<K extends boolean> = [K] extends [false] ? never : K;
+export type KeyedOnly<K extends boolean> = KnownWithoutKeys<K> extends true ? never : K;
 
 /** What `keyStats(key)` returns: one key's figures (all zero and not paused for a key that is not active). */
 export interface KeyStats {

@@ -1,6 +1,6 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
-import type { QueueAddAllOptions, QueueAddOptions } from './add-options.js';
+import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyedOnly, KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
@@ -139,7 +139,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    * queue.purge({ key: 'acme' });
    * ```
    */
-  override purge(options?: [K] extends [false] ? undefined : PurgeOptions): number {
+  override purge(options?: KnownWithoutKeys<K> extends true ? { key?: undefined } : PurgeOptions): number {
     return this.purgeWith(options);
   }
 }

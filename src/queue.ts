@@ -1,5 +1,5 @@
 import type { JobGroup, JobHandle } from './job.js';
-import type { QueueAddAllOptions, QueueAddOptions } from './add-options.js';
+import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyedOnly, KeyStats } from './keys.js';
 import { Source, type PurgeOptions } from './source.js';
 
@@ -131,7 +131,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
    * queue.purge({ key: 'acme' });
    * ```
    */
-  override purge(options?: [K] extends [false] ? undefined : PurgeOptions): number {
+  override purge(options?: KnownWithoutKeys<K> extends true ? { key?: undefined } : PurgeOptions): number {
     return this.purgeWith(options);
   }
 }

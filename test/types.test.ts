@@ -15,6 +15,7 @@ import {
   type Job,
   type JobHandle,
   type JobProgress,
+  Queue as QueueClass,
   type Queue,
   type Task,
   type RemoteAdapter,
@@ -59,6 +60,13 @@ function typeChecks(): void {
   strings.bindPriorityQueue({ keys: {} }).resumeKey(3);
   assertType<Equal<typeof keyed.keyed, true>>();
   assertType<Equal<typeof q.keyed, false>>();
+  // An AddOptions built elsewhere still goes to a queue without keys (only a literal key is caught).
+  const built: AddOptions = { delay: 5 };
+  q.add('a', built);
+  q.purge({});
+  // A queue narrowed by instanceof has K = any: say what it is to call its key methods.
+  const someSource: unknown = keyed;
+  if (someSource instanceof QueueClass) (someSource as Queue<string, number>).pauseKey('tenant');
   const unknownKeys: Queue<string, number> = Math.random() > 0.5 ? keyed : q;
   unknownKeys.keyStats('tenant'); // may throw: the type does not know
   unknownKeys.add('a', { key: 'tenant' });
