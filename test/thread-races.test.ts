@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../dist/index.js';
+import { blockMainThreadLater } from './fixtures/threads/host-helpers.mjs';
 import { runNode } from './helpers.js';
 
 const BUILT = new URL('../dist/index.js', import.meta.url);
@@ -38,18 +39,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Blocks the main thread for `ms`, `after` ms from now, from the check phase (see the top). */
-function blockMainThreadLater(after: number, ms: number): void {
-  setTimeout(
-    () =>
-      setImmediate(() => {
-        const until = Date.now() + ms;
-        while (Date.now() < until);
-      }),
-    after,
-  );
 }
 
 beforeAll(() => {
