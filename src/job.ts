@@ -3,6 +3,7 @@ import type { ParsedAddOptions } from './add-options.js';
 import { CancelledError } from './errors.js';
 import type { Deadline } from './core/deadlines.js';
 import type { Source } from './source.js';
+import { keepShape } from './internal/shape-anchors.js';
 
 /**
  * A progress report (BullMQ's type): a number (a percentage, say), a string, a boolean or an
@@ -238,6 +239,7 @@ const STATE_MASK = 0b111;
 const IN_FLIGHT = 0b1000;
 const ATTEMPTS_SHIFT = 4;
 
+/** The next job's `seq`. */
 let nextSeq = 1;
 
 /**
@@ -432,6 +434,13 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
     return this.keyName;
   }
 }
+
+// Job records and their result promises come and go with every burst; these keep their maps
+// (see `shape-anchors.ts`). No anchor is ever in a source, and jobs still count from 1.
+keepShape(new JobRecord(undefined as unknown as Source, undefined, 0, UNTIMED, State.Waiting));
+keepShape(new KeyedJobRecord(undefined as unknown as Source, undefined, 0, ''));
+keepShape(new ResultPromise());
+nextSeq = 1;
 
 /**
  * The shell's side of a job that has settled: settle its promise if anybody asked for one, then

@@ -1,4 +1,5 @@
 import { type JobRecord, UNTIMED } from '../job.js';
+import { keepShape } from './shape-anchors.js';
 
 /** Room for this many entries at first; the table doubles as it fills. */
 const INITIAL_ROOM = 16;
@@ -98,3 +99,6 @@ export class SampledAdds {
     this.#tail = live;
   }
 }
+
+// A source lets go of its table when it empties, so tables come and go (see `shape-anchors.ts`).
+keepShape(new SampledAdds());

@@ -1,6 +1,7 @@
 import type { DueJobs } from '../../internal/due-jobs.js';
 import { KeyFifo } from './key-fifo.js';
 import { RateWindow } from '../../internal/rate-window.js';
+import { keepShape } from '../../internal/shape-anchors.js';
 
 /**
  * Where a key waits. Only a `Ready` key is in the turn order; the others wait outside it, so
@@ -101,3 +102,7 @@ export class WeightedKeyState extends KeyState {
     this.weight = weight;
   }
 }
+
+// Keys are forgotten as they drain, so after a burst none may be left (see `shape-anchors.ts`).
+keepShape(new KeyState('', '', undefined, new KeyRate(1, 1), 0));
+keepShape(new WeightedKeyState('', '', undefined, undefined, 0, 1));
