@@ -152,6 +152,8 @@ class ResultPromise<R> {
   readonly resolve: (value: R) => void;
   readonly reject: (error: unknown) => void;
   settledPromise: Promise<void> | undefined = undefined;
+  /** The job's `value`, kept here once the job has this pair (see `JobRecord.value`). */
+  value: unknown = undefined;
 
   /** A pending promise, or one already settled with `settledWith` when the job has settled. */
   constructor(settledWith?: { ok: boolean; value: unknown }) {
@@ -237,7 +239,9 @@ const NO_REASON = new CancelReason(undefined);
 
 const STATE_MASK = 0b111;
 const IN_FLIGHT = 0b1000;
-const ATTEMPTS_SHIFT = 4;
+/** Set once `#outcome` holds the result promise's pair instead of the value. */
+const PROMISED = 0b10000;
+const ATTEMPTS_SHIFT = 5;
 
 /** The next job's `seq`. */
 let nextSeq = 1;
@@ -257,30 +261,52 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   readonly home: Source<T, R>;
   /** When the job becomes (or became) due, in epoch ms; {@link UNTIMED} when it was due on add and no ordering needed the time. */
   dueAt: number;
-  /** Order within a priority queue (lower first); 0 in FIFO sources. */
-  readonly priority: number;
   /**
-   * `state` (bits 0-2), `inFlight` (bit 3) and `attempts` (the rest) packed in one small
-   * integer: three fields in one property keep a queued job 16 bytes smaller.
+   * `state` (bits 0-2), `inFlight` (bit 3), whether {@link #outcome} holds the result promise
+   * (bit 4) and `attempts` (the rest) packed in one small integer: four fields in one property
+   * keep a queued job 24 bytes smaller.
    */
   #bits: number;
   /**
-   * The result once succeeded, the error once failed or cancelled. (No `#private` method on
-   * this class: V8 would add a brand slot to every job for it.)
+   * The job's {@link value} or, once someone asked for the result promise, that promise's pair,
+   * which then keeps the value: one field for both keeps every job 8 bytes smaller, and only a
+   * job whose result was asked for pays the 8 bytes, on its pair. (No `#private` method on this
+   * class: V8 would add a brand slot to every job for it.)
    */
-  value: unknown = undefined;
-  /** The result promise, once someone asked for it. */
-  promised: ResultPromise<unknown> | undefined = undefined;
+  #outcome: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
 
-  constructor(home: Source<T, R>, data: T, priority: number, dueAt: number, state: State) {
+  constructor(home: Source<T, R>, data: T, dueAt: number, state: State) {
     this.seq = nextSeq++;
     this.home = home;
     this.data = data;
-    this.priority = priority;
     this.dueAt = dueAt;
     this.#bits = state;
+  }
+
+  /**
+   * Order within a priority queue (lower first): 0 here, as in every FIFO source. A job of
+   * another priority is a {@link PriorityJobRecord} (or keyed), so FIFO jobs carry no field for it.
+   */
+  get priority(): number {
+    return 0;
+  }
+
+  /** The result once succeeded, the error once failed or cancelled. */
+  get value(): unknown {
+    const outcome = this.#outcome;
+    return (this.#bits & PROMISED) === 0 ? outcome : (outcome as ResultPromise<unknown>).value;
+  }
+
+  set value(value: unknown) {
+    if ((this.#bits & PROMISED) === 0) this.#outcome = value;
+    else (this.#outcome as ResultPromise<unknown>).value = value;
+  }
+
+  /** The result promise, once someone asked for it. */
+  get promised(): ResultPromise<unknown> | undefined {
+    return (this.#bits & PROMISED) === 0 ? undefined : (this.#outcome as ResultPromise<unknown>);
   }
 
   /** Where the job is (see {@link State}). */
@@ -400,12 +426,15 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 
   /** The promise pair of this job, made on first use. */
   outcome(): ResultPromise<unknown> {
-    if (this.promised === undefined) {
-      const state = this.state;
-      if (state === State.Cancelled && this.value instanceof CancelReason) this.value = new CancelledError(this.value.reason);
-      this.promised = new ResultPromise(state >= State.Succeeded ? { ok: state === State.Succeeded, value: this.value } : undefined);
-    }
-    return this.promised;
+    if ((this.#bits & PROMISED) !== 0) return this.#outcome as ResultPromise<unknown>;
+    const state = this.state;
+    let value = this.#outcome;
+    if (state === State.Cancelled && value instanceof CancelReason) value = new CancelledError(value.reason);
+    const pair = new ResultPromise(state >= State.Succeeded ? { ok: state === State.Succeeded, value } : undefined);
+    pair.value = value;
+    this.#outcome = pair;
+    this.#bits |= PROMISED;
+    return pair;
   }
 }
 
@@ -417,6 +446,7 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
  */
 export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   readonly keyName: string;
+  readonly #priority: number;
   /**
    * The state of its key while the job waits or runs (which keeps the key active, so this is
    * the live one): spares a lookup by name at each transition. Set by `KeyedJobs`.
@@ -426,18 +456,43 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   nextInKey: KeyedJobRecord | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, priority: number, key: string) {
-    super(home, data, priority, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Waiting);
     this.keyName = key;
+    this.#priority = priority;
   }
 
   override get key(): string {
     return this.keyName;
   }
+
+  override get priority(): number {
+    return this.#priority;
+  }
+}
+
+/**
+ * A job of a priority queue whose priority is not 0 (a job of priority 0 is a plain
+ * {@link JobRecord}): the only jobs without a key that carry a priority.
+ *
+ * @internal
+ */
+export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
+  readonly #priority: number;
+
+  constructor(home: Source<T, R>, data: T, priority: number) {
+    super(home, data, UNTIMED, State.Waiting);
+    this.#priority = priority;
+  }
+
+  override get priority(): number {
+    return this.#priority;
+  }
 }
 
 // Job records and their result promises come and go with every burst; these keep their maps
 // (see `shape-anchors.ts`). No anchor is ever in a source, and jobs still count from 1.
-keepShape(new JobRecord(undefined as unknown as Source, undefined, 0, UNTIMED, State.Waiting));
+keepShape(new JobRecord(undefined as unknown as Source, undefined, UNTIMED, State.Waiting));
+keepShape(new PriorityJobRecord(undefined as unknown as Source, undefined, 1));
 keepShape(new KeyedJobRecord(undefined as unknown as Source, undefined, 0, ''));
 keepShape(new ResultPromise());
 nextSeq = 1;
@@ -483,7 +538,11 @@ export function newJobRecord<T, R>(
   key?: string,
 ): JobRecord<T, R> {
   const job =
-    key === undefined ? new JobRecord<T, R>(source, data, priority, UNTIMED, State.Waiting) : new KeyedJobRecord<T, R>(source, data, priority, key);
+    key !== undefined
+      ? new KeyedJobRecord<T, R>(source, data, priority, key)
+      : priority === 0
+        ? new JobRecord<T, R>(source, data, UNTIMED, State.Waiting)
+        : new PriorityJobRecord<T, R>(source, data, priority);
   if (parsed?.needsExtras) {
     const ext = job.extras();
     ext.id = parsed.id;

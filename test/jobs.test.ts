@@ -46,6 +46,39 @@ describe('job handles', () => {
     for (const id of ids) expect(typeof id).toBe('string');
   });
 
+  it('result() asked for before or after the job settles gives one promise with the outcome, whatever the outcome', async () => {
+    // A job keeps its outcome in one field until its result is asked for, then in the result's
+    // promise pair: every way of settling must land in the same place either way round.
+    const hold = deferred<string>();
+    const worker = new Worker((job: Job<string>) => {
+      if (job.data === 'fails') throw new Error('boom');
+      if (job.data === 'held') return hold.promise;
+      return `${job.data}!`;
+    });
+    const q = worker.bindQueue();
+    const cancelledWaiting = q.add('cancelled while waiting');
+    const early = { ok: q.add('ok'), fails: q.add('fails'), held: q.add('held'), cancelledWaiting };
+    const late = { ok: q.add('ok'), fails: q.add('fails'), held: q.add('held') };
+    const promises = Object.fromEntries(Object.entries(early).map(([name, handle]) => [name, handle.result()]));
+    for (const promise of Object.values(promises)) promise.catch(() => undefined);
+    expect(cancelledWaiting.cancel('not now')).toBe(true);
+    await flushMicrotasks();
+    expect(early.held.cancel('stop')).toBe(true);
+    expect(late.held.cancel('stop too')).toBe(true);
+    hold.resolve('too late');
+    await worker.waitUntilIdle();
+    for (const [name, handle] of Object.entries(early)) expect(handle.result(), name).toBe(promises[name]);
+    for (const handles of [early, late]) {
+      await expect(handles.ok.result()).resolves.toBe('ok!');
+      await expect(handles.fails.result()).rejects.toThrow('boom');
+      await expect(handles.held.result()).rejects.toBeInstanceOf(CancelledError);
+      expect(handles.ok.result()).toBe(handles.ok.result());
+      await expect(handles.ok.settled()).resolves.toBeUndefined();
+    }
+    await expect(cancelledWaiting.result()).rejects.toMatchObject({ name: 'CancelledError', reason: 'not now' });
+    await expect(late.held.result()).rejects.toMatchObject({ reason: 'stop too' });
+  });
+
   it('result() resolves with what the handler returned, sync or async, and is the same promise each call', async () => {
     const worker = new Worker((job: Job<number>) => (job.data % 2 === 0 ? job.data * 10 : Promise.resolve(job.data * 100)));
     const q = worker.bindQueue();

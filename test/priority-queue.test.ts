@@ -42,6 +42,50 @@ describe('PriorityQueue', () => {
     expect(taken).toEqual(['minus-one', 'minus-one-b', 'zero', 'half', 'ten']);
   });
 
+  it('a retried or redriven job keeps its priority number, 0 and others alike', async () => {
+    // Jobs of priority 0 and of other numbers are records of two kinds; both must keep their
+    // number when they come back to the queue.
+    const taken: string[] = [];
+    const failOnce = new Set(['three', 'zero']);
+    const worker = new Worker(
+      (job: Job<string>) => {
+        taken.push(job.data);
+        if (failOnce.delete(job.data)) throw new Error('first attempt fails');
+      },
+      { autoRun: false, retry: { attempts: 2 } },
+    );
+    const pq = worker.bindPriorityQueue();
+    pq.add('three', 3);
+    pq.add('zero', 0);
+    worker.start();
+    await worker.waitUntilIdle();
+    // Retried at once: each goes back by its number, behind nothing (the queue is empty).
+    expect(taken).toEqual(['zero', 'zero', 'three', 'three']);
+
+    const dead = new Worker((job: Job<string>) => {
+      taken.push(job.data);
+      if (job.attempt === 1 && (job.data === 'three' || job.data === 'zero')) throw new Error('dead');
+    });
+    const dq = dead.bindPriorityQueue();
+    dq.add('three', 3);
+    dq.add('zero', 0);
+    await dead.waitUntilIdle();
+    expect(dead.deadLetters.map((entry) => entry.data)).toEqual(['zero', 'three']);
+    dead.pause();
+    taken.length = 0;
+    for (const [data, priority] of [
+      ['four', 4],
+      ['two', 2],
+      ['one', 1],
+      ['minus-one', -1],
+    ] as const)
+      dq.add(data, priority);
+    for (const entry of dead.deadLetters) dead.redrive(entry);
+    dead.resume();
+    await dead.waitUntilIdle();
+    expect(taken).toEqual(['minus-one', 'zero', 'one', 'two', 'three', 'four']);
+  });
+
   it('orders a job added while others wait by its priority number', async () => {
     const taken: string[] = [];
     let pq!: ReturnType<Worker<string, void>['bindPriorityQueue']>;

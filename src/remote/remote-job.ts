@@ -22,7 +22,7 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   confirmedAt = 0;
 
   constructor(home: Source<T, R>, remote: RemoteJob<T>) {
-    super(home, remote.data, 0, UNTIMED, State.Waiting);
+    super(home, remote.data, UNTIMED, State.Waiting);
     this.remote = remote;
   }
 
