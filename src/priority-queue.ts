@@ -2,7 +2,7 @@ import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyedOnly, KeyStats } from './keys.js';
-import { Source, type PurgeOptions } from './source.js';
+import { Source, type PurgeOptions, type SourceParts } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */
 export interface PriorityItem<T> {
@@ -26,6 +26,16 @@ export interface PriorityItem<T> {
  * ```
  */
 export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = boolean> extends Source<T, R> {
+  /** Not for use: a worker makes its priority queues (`worker.bindPriorityQueue()`). */
+  private constructor(...parts: SourceParts) {
+    super(...parts);
+  }
+
+  /** @internal A priority queue of the worker that passes its parts (its `bindPriorityQueue`). */
+  static make<T, R>(...parts: SourceParts): PriorityQueue<T, R> {
+    return new PriorityQueue<T, R>(...parts);
+  }
+
   /**
    * Whether it was bound with `keys`. In its type too (`K`): `worker.bindQueue()` gives a queue
    * whose key methods and `key` option fail to compile, `worker.bindQueue({ keys })` one that has them.

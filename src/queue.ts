@@ -1,7 +1,7 @@
 import type { JobGroup, JobHandle } from './job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyedOnly, KeyStats } from './keys.js';
-import { Source, type PurgeOptions } from './source.js';
+import { Source, type PurgeOptions, type SourceParts } from './source.js';
 
 /**
  * A FIFO source: jobs start in due-time order, which is add order for jobs added without
@@ -17,6 +17,16 @@ import { Source, type PurgeOptions } from './source.js';
  * ```
  */
 export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean> extends Source<T, R> {
+  /** Not for use: a worker makes its queues (`worker.bindQueue()`). */
+  private constructor(...parts: SourceParts) {
+    super(...parts);
+  }
+
+  /** @internal A queue of the worker that passes its parts (its `bindQueue`). */
+  static make<T, R>(...parts: SourceParts): Queue<T, R> {
+    return new Queue<T, R>(...parts);
+  }
+
   /**
    * Whether it was bound with `keys`. In its type too (`K`): `worker.bindQueue()` gives a queue
    * whose key methods and `key` option fail to compile, `worker.bindQueue({ keys })` one that has them.

@@ -159,6 +159,14 @@ export function sourceOfView(view: unknown): Source | undefined {
   return view instanceof View ? view.source : undefined;
 }
 
+/**
+ * What a worker makes a local source of: the arguments of {@link Source}'s constructor, which
+ * each kind's `make` passes on (their constructors are private, so `new Queue()` does not compile).
+ *
+ * @internal
+ */
+export type SourceParts = ConstructorParameters<typeof Source>;
+
 interface SizeWaiter {
   below: number;
   resolve(): void;
@@ -241,10 +249,10 @@ export abstract class Source<T = unknown, R = unknown> {
 
   /** @internal */
   constructor(host: SourceHost, core: Core, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
-    // The published types show a plain constructor (this one is internal): say what to do instead.
+    // Plain JavaScript can still call `new` (the types refuse it): say what to do instead.
     if (host == null || core == null) {
       throw new TypeError(
-        `qmux: a ${new.target.name} is made by a worker (worker.bindQueue(), bindPriorityQueue() or subscribe(topic)), not with new`,
+        `qmux: a ${new.target.name} is made by a worker (worker.bindQueue(), bindPriorityQueue(), subscribe(topic) or bindRemote(adapter)), not with new`,
       );
     }
     this.host = host;

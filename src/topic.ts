@@ -3,7 +3,7 @@ import { parseAddOptions, type AddOptions, type PublishOptions } from './add-opt
 import { followSignal, withoutLiveSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
 import type { JobRecord } from './job.js';
-import { Source } from './source.js';
+import { Source, type SourceParts } from './source.js';
 
 /**
  * A worker's subscription to a {@link Topic}: a FIFO source fed by `topic.publish`.
@@ -15,6 +15,16 @@ import { Source } from './source.js';
 export class Subscription<in out T = unknown, R = unknown> extends Source<T, R> {
   /** @internal */
   topic: Topic<T> | undefined;
+
+  /** Not for use: a worker makes its subscriptions (`worker.subscribe(topic)`). */
+  private constructor(...parts: SourceParts) {
+    super(...parts);
+  }
+
+  /** @internal A subscription of the worker that passes its parts (its `subscribe`), not attached to a topic yet. */
+  static make<T, R>(...parts: SourceParts): Subscription<T, R> {
+    return new Subscription<T, R>(...parts);
+  }
 
   /**
    * Stops deliveries. Jobs already delivered still run; the subscription leaves the worker's list

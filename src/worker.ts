@@ -444,7 +444,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   bindQueue(options?: QueueBindOptions<T>): Queue<T, R> {
     return this.#bind('bindQueue()', 'queue', options, (name, order) => {
       const due = options?.keys === undefined ? new FifoDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), undefined);
-      return new Queue<T, R>(this.#host, this.#core, due, name, order, options);
+      return Queue.make<T, R>(this.#host, this.#core, due, name, order, options);
     });
   }
 
@@ -464,7 +464,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R> {
     return this.#bind('bindPriorityQueue()', 'priority-queue', options, (name, order) => {
       const due = options?.keys === undefined ? new PriorityDueJobs() : new KeyedJobs(checkKeysOptions(options.keys), () => new PriorityDueJobs());
-      return new PriorityQueue<T, R>(this.#host, this.#core, due, name, order, options);
+      return PriorityQueue.make<T, R>(this.#host, this.#core, due, name, order, options);
     });
   }
 
@@ -483,7 +483,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       throw new TypeError(`qmux: subscribe(topic) needs a Topic, got ${check.describeValue(topic)}`);
     }
     const subscription = this.#bind('subscribe()', 'subscription', options, (name, order) => {
-      return new Subscription<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
+      return Subscription.make<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, options);
     });
     // The topic hands it messages of type U, which this worker's handler accepts (U extends T).
     const typed = topic as unknown as Topic<T>;
@@ -511,7 +511,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const host = (this.#remoteHost ??= this.#makeRemoteHost());
     const typed = adapter;
     const source = this.#bind('bindRemote()', 'remote', bind, (name, order) => {
-      return new RemoteSource<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, bind, typed, prefetch, host);
+      return RemoteSource.make<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, bind, typed, prefetch, host);
     });
     (this.#remotes ??= []).push(source);
     source.sync();

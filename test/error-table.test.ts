@@ -330,7 +330,8 @@ const cases: Record<string, Case | (() => unknown)> = {
     new BullMQSource('emails', bad<never>({ connection: { host: '127.0.0.1' }, concurrency: 4 })),
   // new Worker
   'new Worker(handler) | handler `42`': () => new AnyWorker(42),
-  'new Queue() | a source made with `new` instead of by a worker': () => new (Queue as unknown as new () => unknown)(),
+  'new Queue() | a source made with `new` instead of by a worker, in plain JavaScript (in TypeScript it does not compile)': () =>
+    new (Queue as unknown as new () => unknown)(),
   'new Worker(handler) | handler `null`': () => new AnyWorker(null),
   'new Worker(handler, options) | handler `{}` (an object) with options': () => new AnyWorker({}, {}),
   'new Worker(url) | a URL whose file does not exist': () => new Worker(MISSING_URL),

@@ -101,8 +101,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #quiescing: Promise<void> | undefined = undefined;
   #closing: Promise<void> | undefined = undefined;
 
-  /** @internal */
-  constructor(
+  /** Not for use: a worker makes its remote sources (`worker.bindRemote(adapter)`). */
+  private constructor(
     host: SourceHost,
     core: Core,
     due: DueJobs,
@@ -122,6 +122,21 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       if (error === undefined) this.#answered();
       else this.#fault('lost its connection', error);
     });
+  }
+
+  /** @internal A remote source of the worker that passes its parts (its `bindRemote`). */
+  static make<T, R>(
+    host: SourceHost,
+    core: Core,
+    due: DueJobs,
+    name: string,
+    bindOrder: number,
+    options: BindOptions | undefined,
+    adapter: RemoteAdapter<T, R>,
+    prefetch: number | undefined,
+    remoteHost: RemoteHost,
+  ): RemoteSource<T, R> {
+    return new RemoteSource<T, R>(host, core, due, name, bindOrder, options, adapter, prefetch, remoteHost);
   }
 
   /**

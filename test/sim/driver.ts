@@ -1386,10 +1386,10 @@ export class Simulation {
     const limits = options.keys === undefined ? undefined : checkKeysOptions(options.keys);
     if (kind === 'pq') {
       const due = limits === undefined ? new PriorityDueJobs() : new KeyedJobs(limits, () => new PriorityDueJobs());
-      source = new PriorityQueue(this.host, this.core, due, name, order, options);
+      source = PriorityQueue.make(this.host, this.core, due, name, order, options);
     } else if (kind === 'queue') {
-      source = new Queue(this.host, this.core, limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, undefined), name, order, options);
-    } else source = new Subscription(this.host, this.core, new FifoDueJobs(), name, order, options);
+      source = Queue.make(this.host, this.core, limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, undefined), name, order, options);
+    } else source = Subscription.make(this.host, this.core, new FifoDueJobs(), name, order, options);
     this.core.bind(source);
     const model = new MSource(source, kind, options, order);
     model.keys = limits;
