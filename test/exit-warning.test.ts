@@ -79,6 +79,18 @@ describe('the beforeExit warning', () => {
     expect(result.warnings).toEqual([]);
   });
 
+  it('warns for a stopping worker whose running handler never settles, without advising a start() it would refuse', async () => {
+    const result = await run('stopping');
+    expect(result.killed, result.stderr).toBe(false);
+    expect(result.code).toBe(0);
+    expect(result.lines).toEqual([{ status: 'stopping', waiting: 2 }, { beforeExit: 1 }]);
+    expect(result.warnings).toEqual([
+      'QmuxWarning: worker "stuck" is stopping with 2 waiting jobs that it may not start, and the process is about to exit ' +
+        'without running them; stop() waits for the handlers it runs, which have not settled: once they have, call start() to run them ' +
+        '(or purge() their sources to drop them)',
+    ]);
+  });
+
   it('warns for a halted worker', async () => {
     const result = await run('halted');
     expect(result.code).toBe(0);

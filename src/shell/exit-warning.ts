@@ -72,8 +72,10 @@ function hint(status: WorkerStatus): string {
   switch (status) {
     case 'initiated':
     case 'stopped':
-    case 'stopping':
       return 'call start() to run them';
+    case 'stopping':
+      // start() throws until stop() finishes, and stop() waits for handlers that nothing will settle now.
+      return 'stop() waits for the handlers it runs, which have not settled: once they have, call start() to run them';
     case 'paused':
     case 'pausing':
       return 'call resume() to run them';
