@@ -610,6 +610,44 @@ describe('weights', () => {
     expect(prefix.length).toBeGreaterThan(300);
   });
 
+  // Any positive finite weight is allowed (SPEC 10): the turn order's arithmetic must neither
+  // overflow nor lose its proportions at the ends of the range of doubles.
+  it('runs every job of keys whose weights are at the ends of the range (down to 5e-324, up to 1.7e308), in proportion where doubles can tell', async () => {
+    for (const weights of [
+      { tiny: 1e-308 },
+      { tiny: 5e-324 },
+      { a: 5e-324, b: 5e-324 },
+      { tiny: 2e-308, one: 1 },
+      { tiny: 5e-324, one: 1, huge: 1.7e308 },
+    ] as Record<string, number>[]) {
+      const order = await weightedRun(weights, 10);
+      expect(order, JSON.stringify(weights)).toHaveLength(10 * Object.keys(weights).length);
+    }
+    // A key next to one 1e308 times heavier runs once the heavy one has nothing left.
+    expect(await weightedRun({ tiny: 1e-308, one: 1 }, 3)).toEqual(['one', 'one', 'one', 'tiny', 'tiny', 'tiny']);
+  });
+
+  it('keeps the proportions of weights that are all tiny alike (1e-306 and 2e-306) over a long run', async () => {
+    // The virtual time runs 1e306 per start here: past a few hundred starts it would overflow.
+    const weights = { a: 1e-306, b: 2e-306 };
+    const order = await weightedRun(weights, 2000);
+    expect(order).toHaveLength(4000);
+    expect(worstPrefixDeviation(order.slice(0, 2900), weights)).toBeLessThan(3);
+
+    // The same once a key of weight 1 (next to which theirs are nothing) has left the turn order.
+    const after: string[] = [];
+    const worker = new Worker((job: Job<Task>) => void after.push(job.key as string), { autoRun: false });
+    const all: Record<string, number> = { one: 1, ...weights };
+    const q = worker.bindQueue({ keys: { by: byTenant, weight: (key) => all[key] as number } });
+    for (let n = 0; n < 5; n++) q.add({ tenant: 'one', n });
+    for (let n = 0; n < 2000; n++) for (const key of ['a', 'b']) q.add({ tenant: key, n });
+    worker.start();
+    await vi.runAllTimersAsync();
+    expect(after.slice(0, 5)).toEqual(['one', 'one', 'one', 'one', 'one']);
+    expect(after).toHaveLength(4005);
+    expect(worstPrefixDeviation(after.slice(5, 2905), weights)).toBeLessThan(3);
+  });
+
   it('is deterministic', async () => {
     const weights = { x: 2, y: 7, z: 3 };
     expect(await weightedRun(weights, 50)).toEqual(await weightedRun(weights, 50));

@@ -70,12 +70,13 @@ export class KeyHeap {
   }
 
   /**
-   * Lowers every entry's number by `by`, as its key's own number is lowered (see
-   * `WeightedTurns`): rounding is monotonic, so the order stays a heap's.
+   * Maps every entry's number through `to`, as its key's own number is mapped (see
+   * `WeightedTurns`): `to` must never reverse an order (it may make ties), so the order stays a
+   * heap's. Stale entries are mapped too, harmlessly.
    */
-  lowerAll(by: number): void {
+  renumberAll(to: (value: number) => number): void {
     const values = this.#values;
-    for (let at = 0; at < this.#items.length; at++) values[at] = (values[at] as number) - by;
+    for (let at = 0; at < this.#items.length; at++) values[at] = to(values[at] as number);
   }
 
   #grow(): void {

@@ -156,6 +156,16 @@ const finishOf = (key: KeyState): number => (key as WeightedKeyState).finish;
 const REBASE_AT = 2 ** 32;
 /** A total weight that a removal left below this share of what it was is made again from the keys: the subtraction lost it to rounding. */
 const CANCELLED_SHARE = 2 ** -30;
+/**
+ * The most one start moves a virtual time. A key lighter than 2^-900 of the heaviest ready key
+ * takes turns as one of that weight: its exact share (one start in more than 2^900) is beyond any
+ * run, while an uncapped cost (up to 1 / 5e-324) would overflow the virtual times.
+ */
+const MAX_COST = 2 ** 900;
+/** A virtual time this far brings the times back to 0 whatever the weights (see {@link WeightedTurns}). */
+const FAR = 2 ** 960;
+/** Weights are scaled (see {@link WeightedTurns}) so that the ready keys' total stays within [1 / SCALE_SPAN, SCALE_SPAN]. */
+const SCALE_SPAN = 2 ** 64;
 
 /**
  * Weights: WF2Q+ (worst-case fair weighted fair queueing, Bennett and Zhang) with every job
@@ -169,18 +179,26 @@ const CANCELLED_SHARE = 2 ** -30;
  * A key that becomes ready starts at max(virtual time, the start of its next job): one that was
  * skipped keeps its place, one that had nothing waiting for a while gets no burst.
  *
- * Weights may be any positive finite numbers, so the arithmetic guards two things. The total
- * ready weight is kept by adding and subtracting; a subtraction that cancels (1 + 1e-17 is 1, so
- * removing the 1 leaves 0 while the 1e-17 key is still ready) is redone as a sum. And the virtual
- * time is brought back to 0 once it has run far (see {@link REBASE_AT}): the ready keys' starts
- * and finishes are lowered with it, and a key outside the turn order meanwhile (paused, at its
- * cap) starts afresh when it comes back, as a key that had nothing waiting does.
+ * Weights may be any positive finite numbers, 5e-324 to 1.7e308, so the arithmetic guards four
+ * things. Only their ratios matter, so the turn order works with each weight times a power of
+ * two (`#scale`, exact), chosen so that the heaviest ready key weighs about 1: the virtual times
+ * of keys all as light as 1e-306 then stay far from overflowing, and keep their proportions. A
+ * cost per start is at most {@link MAX_COST}. The total ready weight is kept by adding and
+ * subtracting; a subtraction that cancels (1 + 1e-17 is 1, so removing the 1 leaves 0 while the
+ * 1e-17 key is still ready) is redone as a sum. And the virtual time is brought back to 0 once it
+ * has run far (see {@link REBASE_AT} and {@link FAR}), or when the scale changes: the ready keys'
+ * starts and finishes are lowered (and scaled) with it, and a key outside the turn order
+ * meanwhile (paused, at its cap) starts afresh when it comes back, as a key that had nothing
+ * waiting does.
  */
 export class WeightedTurns implements Turns {
   readonly #pending = new KeyHeap(startOf);
   readonly #reached = new KeyHeap(finishOf);
   #time = 0;
+  /** The ready keys' weights, each times {@link #scale}. */
   #totalWeight = 0;
+  /** What weights are multiplied by: a power of two (see the class's comment). */
+  #scale = 1;
   /** Moves on each time the virtual time is brought back to 0. */
   #epoch = 0;
   size = 0;
@@ -192,14 +210,16 @@ export class WeightedTurns implements Turns {
 
   add(state: KeyState): void {
     const key = state as WeightedKeyState; // a queue with weights makes only those
-    // A heavy key joining at a far virtual time: bring it back first, or its finish would be rounded.
-    if (this.#time * (this.#totalWeight + key.weight) >= REBASE_AT) this.#rebase();
+    // A heavy key joining at a far virtual time: bring it back first, or its finish would be
+    // rounded. A key that leaves the scale: scale again first.
+    const total = this.#totalWeight + key.weight * this.#scale;
+    if (this.#time * total >= REBASE_AT || !(total <= SCALE_SPAN && total >= 1 / SCALE_SPAN)) this.#rebase(key.weight);
     if (key.epoch !== this.#epoch) {
       key.epoch = this.#epoch;
       key.start = this.#time;
     } else if (key.start < this.#time) key.start = this.#time;
-    key.finish = key.start + 1 / key.weight;
-    this.#totalWeight += key.weight;
+    key.finish = key.start + this.#cost(key.weight);
+    this.#totalWeight += key.weight * this.#scale;
     this.size++;
     this.#insert(key);
   }
@@ -208,10 +228,13 @@ export class WeightedTurns implements Turns {
     const key = state as WeightedKeyState;
     (key.startReached ? this.#reached : this.#pending).remove(key);
     const before = this.#totalWeight;
-    this.#totalWeight = before - key.weight;
-    if (--this.size === 0)
+    this.#totalWeight = before - key.weight * this.#scale;
+    if (--this.size === 0) {
       this.#totalWeight = 0; // no drift left behind
-    else if (!(this.#totalWeight > before * CANCELLED_SHARE)) this.#totalWeight = this.#readyWeight();
+      return;
+    }
+    if (!(this.#totalWeight > before * CANCELLED_SHARE)) this.#totalWeight = this.#readyWeight();
+    if (this.#totalWeight < 1 / SCALE_SPAN) this.#rebase(0); // the heavy keys left: scale the light ones up
   }
 
   pick(): KeyState {
@@ -227,39 +250,69 @@ export class WeightedTurns implements Turns {
   served(state: KeyState): void {
     const key = state as WeightedKeyState;
     this.#reached.remove(key);
-    this.#time += 1 / this.#totalWeight;
+    const step = 1 / this.#totalWeight;
+    this.#time += Math.min(step, MAX_COST);
     key.start = key.finish;
-    key.finish = key.start + 1 / key.weight;
+    key.finish = key.start + this.#cost(key.weight);
     this.#insert(key);
-    if (this.#time * this.#totalWeight >= REBASE_AT) this.#rebase();
+    if (this.#time * this.#totalWeight >= REBASE_AT || this.#time >= FAR) this.#rebase(0);
   }
 
-  /** The ready keys' weights, summed afresh: O(ready keys), only when a subtraction cancelled. */
+  /** How far one start of a key of `weight` moves its virtual start (1 / its scaled weight, at most {@link MAX_COST}). */
+  #cost(weight: number): number {
+    const cost = 1 / (weight * this.#scale);
+    return Math.min(cost, MAX_COST);
+  }
+
+  /** The ready keys' scaled weights, summed afresh: O(ready keys), only when a subtraction cancelled or the scale changed. */
   #readyWeight(): number {
     let total = 0;
+    const scale = this.#scale;
     const add = (key: KeyState): void => {
-      total += (key as WeightedKeyState).weight;
+      total += (key as WeightedKeyState).weight * scale;
     };
     this.#pending.forEach(add);
     this.#reached.forEach(add);
     return total;
   }
 
-  /** Brings the virtual time back to 0, and the ready keys' starts and finishes with it: O(ready keys), once per 2^32 starts or so. */
-  #rebase(): void {
+  /**
+   * Brings the virtual time back to 0, and the ready keys' starts and finishes with it, and
+   * scales the weights again so that the heaviest of the ready keys and `joining` (the weight of
+   * a key about to join, or 0) weighs about 1: O(ready keys), once per 2^32 starts or so, or when
+   * the weights of the ready keys changed by a factor of 2^64 or more.
+   */
+  #rebase(joining: number): void {
     const by = this.#time;
     const epoch = ++this.#epoch;
-    const lower = (state: KeyState): void => {
+    let heaviest = joining;
+    const weigh = (key: KeyState): void => {
+      const weight = (key as WeightedKeyState).weight;
+      if (weight > heaviest) heaviest = weight;
+    };
+    this.#pending.forEach(weigh);
+    this.#reached.forEach(weigh);
+    const scale = heaviest > 0 ? 2 ** -Math.min(1000, Math.max(-1000, Math.ceil(Math.log2(heaviest)))) : this.#scale;
+    // Virtual times are in units of 1 / (weight × scale): a new scale multiplies them by old / new
+    // (a power of two, exact), at most MAX_COST (a key that weighed next to nothing at the old one).
+    const factor = this.#scale / scale;
+    const to = (value: number): number => {
+      const moved = (value - by) * factor;
+      return Math.min(moved, MAX_COST);
+    };
+    const renumber = (state: KeyState): void => {
       const key = state as WeightedKeyState;
-      key.start -= by;
-      key.finish -= by;
+      key.start = to(key.start);
+      key.finish = to(key.finish);
       key.epoch = epoch;
     };
-    this.#pending.lowerAll(by);
-    this.#pending.forEach(lower);
-    this.#reached.lowerAll(by);
-    this.#reached.forEach(lower);
+    this.#pending.renumberAll(to);
+    this.#pending.forEach(renumber);
+    this.#reached.renumberAll(to);
+    this.#reached.forEach(renumber);
     this.#time = 0;
+    this.#scale = scale;
+    this.#totalWeight = this.#readyWeight();
   }
 
   #insert(key: WeightedKeyState): void {
