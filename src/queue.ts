@@ -89,7 +89,9 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
    * ```
    */
   get keyCount(): number {
-    return this.keys === undefined ? 0 : this.keys.keyCount;
+    if (this.keys === undefined) return 0;
+    this.keysToNow(); // a key whose last start has left its rate window is no longer active
+    return this.keys.keyCount;
   }
 
   /**

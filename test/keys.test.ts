@@ -448,9 +448,24 @@ describe('eligibility of keys', () => {
     expect(q.keyCount).toBe(1);
     expect(q.keyStats('a')).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, paused: false });
     await vi.advanceTimersByTimeAsync(2000);
-    expect(q.keyCount).toBe(1); // lazily: until the core next hears of the time
-    worker.stats(); // which promotes what is due, and lets go of the windows that passed
-    expect(q.keyCount).toBe(0);
+    expect(q.keyCount).toBe(0); // its memory goes lazily, but keyCount counts only active keys
+  });
+
+  it('keyCount on an idle worker does not count a rate-limited key whose last start has left its window', async () => {
+    const worker = new Worker((_job: Job<Task>) => undefined);
+    const keys = { by: byTenant, rateLimit: { limit: 2, interval: 30 } };
+    const check = async (q: { readonly keyCount: number; keyStats(key: string): unknown }, add: () => unknown): Promise<void> => {
+      add();
+      await worker.waitUntilIdle();
+      expect(q.keyCount).toBe(1); // its start is inside the window: still active
+      await vi.advanceTimersByTimeAsync(100); // nothing asks the core meanwhile
+      expect(q.keyCount).toBe(0);
+      expect(q.keyStats('a')).toEqual({ waiting: 0, due: 0, delayed: 0, running: 0, paused: false });
+    };
+    const queue = worker.bindQueue({ keys });
+    await check(queue, () => queue.add({ tenant: 'a' }));
+    const pq = worker.bindPriorityQueue({ keys });
+    await check(pq, () => pq.add({ tenant: 'a' }, 1));
   });
 
   it('a delayed job of a key wakes the worker when it comes due', async () => {
