@@ -1,8 +1,6 @@
-import type { Core } from '../core/core.js';
 import { Phase } from '../core/worker-state.js';
-import type { DueJobs } from '../internal/due-jobs.js';
 import { type JobProgress, type JobRecord, State } from '../job.js';
-import { Source, type BindOptions, type SourceHost } from '../source.js';
+import { Source, type SourceParts } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { LockLostError, RemoteSourceError } from './errors.js';
 import { Outage } from './outage.js';
@@ -55,6 +53,9 @@ function isLockLost(error: unknown): boolean {
   return error instanceof LockLostError || (error instanceof Error && error.name === 'LockLostError');
 }
 
+/** What a worker makes a remote source of: a local source's parts, then its adapter, its `prefetch` and the worker's side of remote sources. @internal */
+type RemoteSourceParts<T, R> = [...SourceParts, adapter: RemoteAdapter<T, R>, prefetch: number | undefined, remoteHost: RemoteHost];
+
 /**
  * A source fed by a remote engine (SPEC 9), made by `worker.bindRemote(adapter, options)`. Its
  * waiting jobs are the jobs it holds claimed and not yet started (at most `prefetch`): the
@@ -102,17 +103,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #closing: Promise<void> | undefined = undefined;
 
   /** Not for use: a worker makes its remote sources (`worker.bindRemote(adapter)`). */
-  private constructor(
-    host: SourceHost,
-    core: Core,
-    due: DueJobs,
-    name: string,
-    bindOrder: number,
-    options: BindOptions | undefined,
-    adapter: RemoteAdapter<T, R>,
-    prefetch: number | undefined,
-    remoteHost: RemoteHost,
-  ) {
+  private constructor(...parts: RemoteSourceParts<T, R>) {
+    const [host, core, due, name, bindOrder, options, adapter, prefetch, remoteHost] = parts;
     super(host, core, due, name, bindOrder, options);
     this.remote = adapter;
     this.#prefetch = prefetch;
@@ -125,18 +117,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   /** @internal A remote source of the worker that passes its parts (its `bindRemote`). */
-  static make<T, R>(
-    host: SourceHost,
-    core: Core,
-    due: DueJobs,
-    name: string,
-    bindOrder: number,
-    options: BindOptions | undefined,
-    adapter: RemoteAdapter<T, R>,
-    prefetch: number | undefined,
-    remoteHost: RemoteHost,
-  ): RemoteSource<T, R> {
-    return new RemoteSource<T, R>(host, core, due, name, bindOrder, options, adapter, prefetch, remoteHost);
+  static make<T, R>(...parts: RemoteSourceParts<T, R>): RemoteSource<T, R> {
+    return new RemoteSource<T, R>(...parts);
   }
 
   /**
