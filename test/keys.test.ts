@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QueueFullError, Strategy, Topic, Worker, type Job, type PriorityQueue, type Picker, type Queue, type SourceView } from '../src/index.js';
+import { KeyHeap } from '../src/core/keys/key-heap.js';
 import { Gate, flushMicrotasks } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -640,6 +641,56 @@ describe('weights', () => {
     }
     // A key next to one 1e308 times heavier runs once the heavy one has nothing left.
     expect(await weightedRun({ tiny: 1e-308, one: 1 }, 3)).toEqual(['one', 'one', 'one', 'tiny', 'tiny', 'tiny']);
+  });
+
+  it('a key of a huge weight joining keys of tiny ones, and a key leaving and coming back meanwhile, still run every job', async () => {
+    for (const [light, heavy] of [
+      [1e-305, 1e7],
+      [5e-324, 1.7e308],
+    ] as const) {
+      const order: string[] = [];
+      const worker = new Worker((job: Job<Task>) => void order.push(job.key as string), { autoRun: false });
+      const weights: Record<string, number> = { a: light, h: heavy };
+      const q = worker.bindQueue({ keys: { by: byTenant, weight: (key) => weights[key] as number } });
+      for (let n = 0; n < 3; n++) q.add({ tenant: 'a', n });
+      for (let n = 0; n < 3; n++) q.add({ tenant: 'h', n });
+      q.pauseKey('a');
+      q.resumeKey('a');
+      worker.start();
+      await vi.runAllTimersAsync();
+      expect(worker.health().status, `${light} and ${heavy}`).toBe('healthy');
+      expect(order).toEqual(['h', 'h', 'h', 'a', 'a', 'a']);
+    }
+  });
+
+  it('a key far heavier than the others that keeps leaving and coming back does not make each start walk every key', async () => {
+    // 2,000 keys of weight 1 and one of 1e100 capped at one job at a time: each of its starts
+    // takes it out of the turn order and back. Counted in visits of keys, not in time.
+    const worker = new Worker((_job: Job<Task>) => undefined, { autoRun: false });
+    const weights: Record<string, number> = { h: 1e100 };
+    let asked = 0;
+    const q = worker.bindQueue({
+      keys: { by: byTenant, concurrency: 1, weight: (key) => (asked++, weights[key] ?? 1) },
+    });
+    for (let k = 0; k < 2000; k++) q.add({ tenant: `k${k}` });
+    for (let n = 0; n < 200; n++) q.add({ tenant: 'h', n });
+    let visits = 0;
+    const forEach = KeyHeap.prototype.forEach;
+    const spy = vi.spyOn(KeyHeap.prototype, 'forEach').mockImplementation(function (this: KeyHeap, visit) {
+      forEach.call(this, (key) => {
+        visits++;
+        visit(key);
+      });
+    });
+    try {
+      worker.start();
+      await vi.runAllTimersAsync();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(q.keyCount).toBe(0);
+    expect(asked).toBe(2001);
+    expect(visits).toBeLessThan(50_000); // a walk of every ready key per start of h would be 400,000 and more
   });
 
   it('keeps the proportions of weights that are all tiny alike (1e-306 and 2e-306) over a long run', async () => {

@@ -71,12 +71,14 @@ export class KeyHeap {
 
   /**
    * Maps every entry's number through `to`, as its key's own number is mapped (see
-   * `WeightedTurns`): `to` must never reverse an order (it may make ties), so the order stays a
-   * heap's. Stale entries are mapped too, harmlessly.
+   * `WeightedTurns`), then puts the entries in heap order again: `to` never reverses an order,
+   * but it may make two numbers equal, and their activation order then decides. O(n), and it
+   * drops the stale entries.
    */
   renumberAll(to: (value: number) => number): void {
     const values = this.#values;
     for (let at = 0; at < this.#items.length; at++) values[at] = to(values[at] as number);
+    this.#compact();
   }
 
   #grow(): void {

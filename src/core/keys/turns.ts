@@ -164,8 +164,14 @@ const CANCELLED_SHARE = 2 ** -30;
 const MAX_COST = 2 ** 900;
 /** A virtual time this far brings the times back to 0 whatever the weights (see {@link WeightedTurns}). */
 const FAR = 2 ** 960;
-/** Weights are scaled (see {@link WeightedTurns}) so that the ready keys' total stays within [1 / SCALE_SPAN, SCALE_SPAN]. */
-const SCALE_SPAN = 2 ** 64;
+/**
+ * The scaled total ready weight is kept within [1 / SCALE_SPAN, SCALE_SPAN] (see
+ * {@link WeightedTurns}). So wide a span that a key 2^500 times heavier than the rest may come
+ * and go without the others being scaled again each time (O(ready keys) each).
+ */
+const SCALE_SPAN = 2 ** 600;
+/** Scales stay within [2^-SCALE_BITS, 2^SCALE_BITS], so one over another is a finite double. */
+const SCALE_BITS = 511;
 
 /**
  * Weights: WF2Q+ (worst-case fair weighted fair queueing, Bennett and Zhang) with every job
@@ -181,9 +187,11 @@ const SCALE_SPAN = 2 ** 64;
  *
  * Weights may be any positive finite numbers, 5e-324 to 1.7e308, so the arithmetic guards four
  * things. Only their ratios matter, so the turn order works with each weight times a power of
- * two (`#scale`, exact), chosen so that the heaviest ready key weighs about 1: the virtual times
- * of keys all as light as 1e-306 then stay far from overflowing, and keep their proportions. A
- * cost per start is at most {@link MAX_COST}. The total ready weight is kept by adding and
+ * two (`#scale`, exact). When the ready keys' scaled total leaves a wide span ({@link
+ * SCALE_SPAN}), the scale is chosen again so that the heaviest ready key weighs about 1 (within
+ * 2^-511 to 2^511 of it at the ends of the range): the virtual times of keys all as light as
+ * 1e-306 then stay far from overflowing, and keep their proportions. A cost per start is at most
+ * {@link MAX_COST}. The total ready weight is kept by adding and
  * subtracting; a subtraction that cancels (1 + 1e-17 is 1, so removing the 1 leaves 0 while the
  * 1e-17 key is still ready) is redone as a sum. And the virtual time is brought back to 0 once it
  * has run far (see {@link REBASE_AT} and {@link FAR}), or when the scale changes: the ready keys'
@@ -195,8 +203,15 @@ export class WeightedTurns implements Turns {
   readonly #pending = new KeyHeap(startOf);
   readonly #reached = new KeyHeap(finishOf);
   #time = 0;
-  /** The ready keys' weights, each times {@link #scale}. */
+  /**
+   * The ready keys' weights, each times {@link #scale}: `#totalWeight + #carry`, summed with
+   * Neumaier's compensation, so that a key far heavier than the rest leaving (1e100 + 2000 - 1e100)
+   * leaves the rest's total, not 0.
+   */
   #totalWeight = 0;
+  #carry = 0;
+  /** Adds and removals since the total was last summed afresh from the keys. */
+  #sinceSummed = 0;
   /** What weights are multiplied by: a power of two (see the class's comment). */
   #scale = 1;
   /** Moves on each time the virtual time is brought back to 0. */
@@ -212,14 +227,14 @@ export class WeightedTurns implements Turns {
     const key = state as WeightedKeyState; // a queue with weights makes only those
     // A heavy key joining at a far virtual time: bring it back first, or its finish would be
     // rounded. A key that leaves the scale: scale again first.
-    const total = this.#totalWeight + key.weight * this.#scale;
+    const total = this.#total() + key.weight * this.#scale;
     if (this.#time * total >= REBASE_AT || !(total <= SCALE_SPAN && total >= 1 / SCALE_SPAN)) this.#rebase(key.weight);
     if (key.epoch !== this.#epoch) {
       key.epoch = this.#epoch;
       key.start = this.#time;
     } else if (key.start < this.#time) key.start = this.#time;
     key.finish = key.start + this.#cost(key.weight);
-    this.#totalWeight += key.weight * this.#scale;
+    this.#addWeight(key.weight * this.#scale);
     this.size++;
     this.#insert(key);
   }
@@ -227,14 +242,17 @@ export class WeightedTurns implements Turns {
   remove(state: KeyState): void {
     const key = state as WeightedKeyState;
     (key.startReached ? this.#reached : this.#pending).remove(key);
-    const before = this.#totalWeight;
-    this.#totalWeight = before - key.weight * this.#scale;
+    const before = this.#total();
+    this.#addWeight(-key.weight * this.#scale);
     if (--this.size === 0) {
-      this.#totalWeight = 0; // no drift left behind
+      this.#totalWeight = this.#carry = 0; // no drift left behind
       return;
     }
-    if (!(this.#totalWeight > before * CANCELLED_SHARE)) this.#totalWeight = this.#readyWeight();
-    if (this.#totalWeight < 1 / SCALE_SPAN) this.#rebase(0); // the heavy keys left: scale the light ones up
+    // What the compensation could not keep is summed afresh: at once when nothing is left (the
+    // keys still ready weigh something), else at most once per as many changes as keys are ready.
+    const total = this.#total();
+    if (!(total > 0) || (!(total > before * CANCELLED_SHARE) && this.#sinceSummed >= this.size)) this.#sumAfresh();
+    if (this.#total() < 1 / SCALE_SPAN) this.#rebase(0); // the far heavier keys left: scale the light ones up
   }
 
   pick(): KeyState {
@@ -250,12 +268,31 @@ export class WeightedTurns implements Turns {
   served(state: KeyState): void {
     const key = state as WeightedKeyState;
     this.#reached.remove(key);
-    const step = 1 / this.#totalWeight;
-    this.#time += Math.min(step, MAX_COST);
+    const total = this.#total();
+    this.#time += Math.min(1 / total, MAX_COST);
     key.start = key.finish;
     key.finish = key.start + this.#cost(key.weight);
     this.#insert(key);
-    if (this.#time * this.#totalWeight >= REBASE_AT || this.#time >= FAR) this.#rebase(0);
+    if (this.#time * total >= REBASE_AT || this.#time >= FAR) this.#rebase(0);
+  }
+
+  #total(): number {
+    return this.#totalWeight + this.#carry;
+  }
+
+  /** Adds `weight` to the total, keeping in `#carry` what the addition rounded off (Neumaier). */
+  #addWeight(weight: number): void {
+    const sum = this.#totalWeight;
+    const next = sum + weight;
+    this.#carry += Math.abs(sum) >= Math.abs(weight) ? sum - next + weight : weight - next + sum;
+    this.#totalWeight = next;
+    this.#sinceSummed++;
+  }
+
+  #sumAfresh(): void {
+    this.#totalWeight = this.#readyWeight();
+    this.#carry = 0;
+    this.#sinceSummed = 0;
   }
 
   /** How far one start of a key of `weight` moves its virtual start (1 / its scaled weight, at most {@link MAX_COST}). */
@@ -277,28 +314,23 @@ export class WeightedTurns implements Turns {
   }
 
   /**
-   * Brings the virtual time back to 0, and the ready keys' starts and finishes with it, and
-   * scales the weights again so that the heaviest of the ready keys and `joining` (the weight of
-   * a key about to join, or 0) weighs about 1: O(ready keys), once per 2^32 starts or so, or when
-   * the weights of the ready keys changed by a factor of 2^64 or more.
+   * Brings the virtual time back to 0, and the ready keys' starts and finishes with it: O(ready
+   * keys), once per 2^32 starts or so. When the scaled total of the ready keys and `joining` (the
+   * weight of a key about to join, or 0) has left {@link SCALE_SPAN}, which takes weights that
+   * move by a factor of 2^500 or more, the weights are also scaled again.
    */
   #rebase(joining: number): void {
     const by = this.#time;
     const epoch = ++this.#epoch;
-    let heaviest = joining;
-    const weigh = (key: KeyState): void => {
-      const weight = (key as WeightedKeyState).weight;
-      if (weight > heaviest) heaviest = weight;
-    };
-    this.#pending.forEach(weigh);
-    this.#reached.forEach(weigh);
-    const scale = heaviest > 0 ? 2 ** -Math.min(1000, Math.max(-1000, Math.ceil(Math.log2(heaviest)))) : this.#scale;
+    const total = this.#total() + joining * this.#scale;
+    const scale = total >= 1 / SCALE_SPAN && total <= SCALE_SPAN ? this.#scale : this.#scaleFor(joining);
     // Virtual times are in units of 1 / (weight × scale): a new scale multiplies them by old / new
-    // (a power of two, exact), at most MAX_COST (a key that weighed next to nothing at the old one).
+    // (a power of two, exact, finite as both are within 2^±511), kept within ±MAX_COST (a key that
+    // weighed next to nothing at the old scale), so that no time is ever infinite.
     const factor = this.#scale / scale;
     const to = (value: number): number => {
       const moved = (value - by) * factor;
-      return Math.min(moved, MAX_COST);
+      return Math.min(Math.max(moved, -MAX_COST), MAX_COST);
     };
     const renumber = (state: KeyState): void => {
       const key = state as WeightedKeyState;
@@ -312,7 +344,20 @@ export class WeightedTurns implements Turns {
     this.#reached.forEach(renumber);
     this.#time = 0;
     this.#scale = scale;
-    this.#totalWeight = this.#readyWeight();
+    this.#sumAfresh();
+  }
+
+  /** The scale at which the heaviest of the ready keys and `joining` weighs between 1/2 and 1 (within 2^±511 of that at the ends of the range). */
+  #scaleFor(joining: number): number {
+    let heaviest = joining;
+    const weigh = (key: KeyState): void => {
+      const weight = (key as WeightedKeyState).weight;
+      if (weight > heaviest) heaviest = weight;
+    };
+    this.#pending.forEach(weigh);
+    this.#reached.forEach(weigh);
+    if (!(heaviest > 0)) return this.#scale;
+    return 2 ** -Math.min(SCALE_BITS, Math.max(-SCALE_BITS, Math.ceil(Math.log2(heaviest))));
   }
 
   #insert(key: WeightedKeyState): void {
