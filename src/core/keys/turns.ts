@@ -191,9 +191,10 @@ const SCALE_BITS = 511;
  * SCALE_SPAN}), the scale is chosen again so that the heaviest ready key weighs about 1 (within
  * 2^-511 to 2^511 of it at the ends of the range): the virtual times of keys all as light as
  * 1e-306 then stay far from overflowing, and keep their proportions. A cost per start is at most
- * {@link MAX_COST}. The total ready weight is kept by adding and
- * subtracting; a subtraction that cancels (1 + 1e-17 is 1, so removing the 1 leaves 0 while the
- * 1e-17 key is still ready) is redone as a sum. And the virtual time is brought back to 0 once it
+ * {@link MAX_COST}. The total ready weight is kept by adding and subtracting, with Neumaier's
+ * compensation (1 + 1e-17 is 1, so a plain sum would leave 0 once the 1 leaves, while the 1e-17
+ * key is still ready); a total that still cancels is redone as a sum, at most once per as many
+ * changes as keys are ready. And the virtual time is brought back to 0 once it
  * has run far (see {@link REBASE_AT} and {@link FAR}), or when the scale changes: the ready keys'
  * starts and finishes are lowered (and scaled) with it, and a key outside the turn order
  * meanwhile (paused, at its cap) starts afresh when it comes back, as a key that had nothing
@@ -204,11 +205,12 @@ export class WeightedTurns implements Turns {
   readonly #reached = new KeyHeap(finishOf);
   #time = 0;
   /**
-   * The ready keys' weights, each times {@link #scale}: `#totalWeight + #carry`, summed with
-   * Neumaier's compensation, so that a key far heavier than the rest leaving (1e100 + 2000 - 1e100)
-   * leaves the rest's total, not 0.
+   * With {@link #carry}, the ready keys' weights, each times {@link #scale} (see {@link #total}):
+   * summed with Neumaier's compensation, so that a key far heavier than the rest leaving
+   * (1e100 + 2000 - 1e100) leaves the rest's total, not 0.
    */
   #totalWeight = 0;
+  /** What the additions to {@link #totalWeight} rounded off. */
   #carry = 0;
   /** Adds and removals since the total was last summed afresh from the keys. */
   #sinceSummed = 0;
@@ -276,6 +278,7 @@ export class WeightedTurns implements Turns {
     if (this.#time * total >= REBASE_AT || this.#time >= FAR) this.#rebase(0);
   }
 
+  /** The ready keys' scaled weights. */
   #total(): number {
     return this.#totalWeight + this.#carry;
   }
