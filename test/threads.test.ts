@@ -726,7 +726,7 @@ describe('threads worker: threads that cannot start', () => {
     });
   }, 40_000);
 
-  it('a job with a timeout whose thread never finishes starting fails with TimeoutError and frees its slot; stop() resolves', async () => {
+  it('a job with a timeout whose thread never finishes starting fails with TimeoutError and frees its slot; the thread is ended, quietly; stop() resolves', async () => {
     const out = await hostRun(PRELOAD_HANGS, 'hangs-timeout');
     expect(out).toEqual({
       scenario: 'hangs-timeout',
@@ -734,6 +734,8 @@ describe('threads worker: threads that cannot start', () => {
       status: 'failed',
       idle: 'idle',
       numProcessing: 0,
+      threadsLeft: 0,
+      poolErrors: [],
       stopped: 'stopped',
     });
   }, 40_000);
@@ -755,9 +757,19 @@ describe('threads worker: threads that cannot start', () => {
       status: 'cancelled',
     },
   ]) {
-    it(`with minThreads, a job that ${how} while its thread is still starting settles once and frees its slot; stop() resolves`, async () => {
+    it(`with minThreads, a job that ${how} while its thread is still starting settles once and frees its slot; the thread is ended; stop() resolves`, async () => {
       const out = await hostRun(PRELOAD_HANGS, scenario);
-      expect(out).toEqual({ scenario, first, status, settled: 1, idle: 'idle', numProcessing: 0, stopped: 'stopped' });
+      expect(out).toEqual({
+        scenario,
+        first,
+        status,
+        settled: 1,
+        idle: 'idle',
+        numProcessing: 0,
+        threadsLeft: 0,
+        poolErrors: [],
+        stopped: 'stopped',
+      });
     }, 40_000);
   }
 

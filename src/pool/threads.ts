@@ -341,6 +341,7 @@ export class ThreadPool {
     if (waiting !== undefined) {
       this.#takenBack.set(job, reason);
       waiting.cancel();
+      this.#endSpareStartingThread(pool);
       return;
     }
     Atomics.store(this.#shared, MAX_THREADS + cell, 1);
@@ -356,6 +357,24 @@ export class ThreadPool {
     this.#ended.add(thread);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
     thread.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
+  }
+
+  /**
+   * A task taken back out of the start queue leaves a thread starting for no task: one that may
+   * never finish starting (a host preload that hangs in threads) would keep its place in the pool
+   * for good. The newest such thread is ended; its death while starting is ours, not reported
+   * (tinypool then stops replacing threads in this pool, which `#threadFailed` handles as for any
+   * thread that died while starting). A pool with no thread left is made again by the next job.
+   */
+  #endSpareStartingThread(pool: Tinypool): void {
+    const starting = pool.threads.filter((thread) => !this.#ready.has(thread));
+    if (starting.length <= (pool.options.taskQueue as StartQueue).size) return;
+    const thread = starting[starting.length - 1] as TinypoolWorker;
+    this.#ended.add(thread);
+    const error = new Error('qmux: ended a worker thread that was still starting for a job that no longer needs it');
+    this.#afterEnd.add(error); // tinypool reports the death of a thread that held no task as the pool's 'error'
+    thread.emit('error', error);
+    queueMicrotask(() => this.#afterEnd.delete(error)); // after the pool 'error' listener's own check
   }
 
   /**
