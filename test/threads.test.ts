@@ -757,7 +757,7 @@ describe('threads worker: threads that cannot start', () => {
       status: 'cancelled',
     },
   ]) {
-    it(`with minThreads, a job that ${how} while its thread is still starting settles once and frees its slot; the thread is ended; stop() resolves`, async () => {
+    it(`with minThreads, a job that ${how} while its thread is still starting settles once and frees its slot; the thread, kept for minThreads, stays; stop() resolves`, async () => {
       const out = await hostRun(PRELOAD_HANGS, scenario);
       expect(out).toEqual({
         scenario,
@@ -766,12 +766,24 @@ describe('threads worker: threads that cannot start', () => {
         settled: 1,
         idle: 'idle',
         numProcessing: 0,
-        threadsLeft: 0,
+        threadsLeft: 1,
         poolErrors: [],
         stopped: 'stopped',
       });
     }, 40_000);
   }
+
+  it('with minThreads 2, a job cancelled while the threads are starting leaves both threads to the pool', async () => {
+    const out = await hostRun(PRELOAD_THROWS, 'min-threads-cancel-while-starting');
+    expect(out).toEqual({
+      scenario: 'min-threads-cancel-while-starting',
+      status: 'cancelled',
+      idle: 'idle',
+      threads: 2,
+      poolErrors: [],
+      stopped: 'stopped',
+    });
+  }, 40_000);
 
   it('resourceLimits too small to start a thread: each job fails with ThreadStartError and frees its slot; three make the worker degraded', async () => {
     const worker = track(new Worker<number, unknown>(ECHO, { concurrency: 1, resourceLimits: TOO_SMALL_TO_START }));

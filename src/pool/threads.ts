@@ -362,12 +362,15 @@ export class ThreadPool {
   /**
    * A task taken back out of the start queue leaves a thread starting for no task: one that may
    * never finish starting (a host preload that hangs in threads) would keep its place in the pool
-   * for good. The newest such thread is ended; its death while starting is ours, not reported
-   * (tinypool then stops replacing threads in this pool, which `#threadFailed` handles as for any
-   * thread that died while starting). A pool with no thread left is made again by the next job.
+   * for good. The newest such thread is ended, unless the pool keeps it for `minThreads`; its
+   * death while starting is ours, not reported (tinypool then stops replacing threads in this
+   * pool, which `#threadFailed` handles as for any thread that died while starting). A pool with
+   * no thread left is made again by the next job.
    */
   #endSpareStartingThread(pool: Tinypool): void {
-    const starting = pool.threads.filter((thread) => !this.#ready.has(thread));
+    const threads = pool.threads;
+    if (threads.length <= (pool.options as { minThreads: number }).minThreads) return;
+    const starting = threads.filter((thread) => !this.#ready.has(thread));
     if (starting.length <= (pool.options.taskQueue as StartQueue).size) return;
     const thread = starting[starting.length - 1] as TinypoolWorker;
     this.#ended.add(thread);
