@@ -170,6 +170,8 @@ const FAR = 2 ** 960;
  * and go without the others being scaled again each time (O(ready keys) each).
  */
 const SCALE_SPAN = 2 ** 600;
+/** Whether a scaled total is within {@link SCALE_SPAN} (`NaN` and `Infinity` are not). */
+const inScale = (total: number): boolean => total >= 1 / SCALE_SPAN && total <= SCALE_SPAN;
 /** Scales stay within [2^-SCALE_BITS, 2^SCALE_BITS], so one over another is a finite double. */
 const SCALE_BITS = 511;
 
@@ -230,7 +232,7 @@ export class WeightedTurns implements Turns {
     // A heavy key joining at a far virtual time: bring it back first, or its finish would be
     // rounded. A key that leaves the scale: scale again first.
     const total = this.#total() + key.weight * this.#scale;
-    if (this.#time * total >= REBASE_AT || !(total <= SCALE_SPAN && total >= 1 / SCALE_SPAN)) this.#rebase(key.weight);
+    if (this.#time * total >= REBASE_AT || !inScale(total)) this.#rebase(key.weight);
     if (key.epoch !== this.#epoch) {
       key.epoch = this.#epoch;
       key.start = this.#time;
@@ -254,7 +256,7 @@ export class WeightedTurns implements Turns {
     // keys still ready weigh something), else at most once per as many changes as keys are ready.
     const total = this.#total();
     if (!(total > 0) || (!(total > before * CANCELLED_SHARE) && this.#sinceSummed >= this.size)) this.#sumAfresh();
-    if (this.#total() < 1 / SCALE_SPAN) this.#rebase(0); // the far heavier keys left: scale the light ones up
+    if (!inScale(this.#total())) this.#rebase(0); // the far heavier keys left: scale the light ones up
   }
 
   pick(): KeyState {
@@ -326,7 +328,7 @@ export class WeightedTurns implements Turns {
     const by = this.#time;
     const epoch = ++this.#epoch;
     const total = this.#total() + joining * this.#scale;
-    const scale = total >= 1 / SCALE_SPAN && total <= SCALE_SPAN ? this.#scale : this.#scaleFor(joining);
+    const scale = inScale(total) ? this.#scale : this.#scaleFor(joining);
     // Virtual times are in units of 1 / (weight × scale): a new scale multiplies them by old / new
     // (a power of two, exact, finite as both are within 2^±511), kept within ±MAX_COST (a key that
     // weighed next to nothing at the old scale), so that no time is ever infinite.
