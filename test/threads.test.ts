@@ -431,6 +431,11 @@ describe('threads worker: failures and crashes', () => {
       await new Promise((resolve) => setTimeout(resolve, 300)); // the timer fires while the thread idles
       expect((await q.add({ kind: 'ok', n: 2 }).result()).ok).toBe(2);
       expect(poolErrors).toHaveLength(1); // the idle thread's death, reported as the pool's
+      if (kind === 'exit-after-return') {
+        // It ran no job when it died: the error does not say it did.
+        expect(poolErrors[0]).toBeInstanceOf(ThreadExitError);
+        expect((poolErrors[0] as Error).message).toBe('qmux: a worker thread exited with code 0');
+      }
     },
   );
 
@@ -697,7 +702,11 @@ describe('threads worker: threads that cannot start', () => {
 
   for (const { preload, how, cause } of [
     { preload: PRELOAD_THROWS, how: 'throws', cause: 'Error: this preload refuses to run in worker threads' },
-    { preload: PRELOAD_EXITS, how: 'calls process.exit(5)', cause: 'ThreadExitError: qmux: the worker thread running this job exited with code 5' },
+    {
+      preload: PRELOAD_EXITS,
+      how: 'calls process.exit(5)',
+      cause: 'ThreadExitError: qmux: a worker thread exited with code 5 while it was starting',
+    },
   ]) {
     it(`a host --import preload that ${how} in threads: jobs fail with ThreadStartError naming the cause, slots free, a later job runs`, async () => {
       const out = await hostRun(preload, 'cannot-start');

@@ -25,15 +25,26 @@ export interface ThreadPoolOptions {
 }
 
 /**
- * A worker thread ended while it ran a job (its handler called `process.exit()`, say).
- * The job fails with this error; the thread is replaced.
+ * A worker thread ended by itself (a handler called `process.exit()`, say, or left a timer
+ * that did). The job it ran fails with this error and the thread is replaced; a thread that
+ * ran no job, or was still starting, is reported as the worker's `'error'` (or fails the jobs
+ * waiting for it as the `cause` of a {@link ThreadStartError}).
  */
 export class ThreadExitError extends QmuxError {
   /** The thread's exit code. */
   readonly exitCode: number;
-  /** @param exitCode - the exit code the thread ended with */
-  constructor(exitCode: number) {
-    super(`qmux: the worker thread running this job exited with code ${exitCode}`);
+  /**
+   * @param exitCode - the exit code the thread ended with
+   * @param during - what the thread was doing, as far as the pool knows: running a job
+   *   (`'job'`, the default), still starting (`'start'`), or not known to run one (`'unknown'`:
+   *   idle, or about to begin a task it had not said it runs)
+   */
+  constructor(exitCode: number, during: 'job' | 'start' | 'unknown' = 'job') {
+    super(
+      during === 'job'
+        ? `qmux: the worker thread running this job exited with code ${exitCode}`
+        : `qmux: a worker thread exited with code ${exitCode}${during === 'start' ? ' while it was starting' : ''}`,
+    );
     this.exitCode = exitCode;
   }
 }
@@ -584,15 +595,17 @@ export class ThreadPool {
     }
   }
 
-  /** Marks the job that `thread` ran when it died (the cell it said it runs), if any. */
+  /** Marks the job that `thread` ran when it died, if any. */
   #noteCrashedJob(thread: TinypoolWorker): void {
+    const job = this.#jobRunBy(thread);
+    if (job !== undefined) this.#diedUnder.add(job);
+  }
+
+  /** The job `thread` said it runs (the cell it wrote its id in), if any. */
+  #jobRunBy(thread: TinypoolWorker): JobRecord | undefined {
     const threadId = (thread as { threadId?: number }).threadId;
-    for (const [job, cell] of this.#cellOf) {
-      if (Atomics.load(this.#shared, cell) === threadId) {
-        this.#diedUnder.add(job);
-        return;
-      }
-    }
+    for (const [job, cell] of this.#cellOf) if (Atomics.load(this.#shared, cell) === threadId) return job;
+    return undefined;
   }
 
   #threadExited(thread: TinypoolWorker, code: number): void {
@@ -600,7 +613,10 @@ export class ThreadPool {
     // tinypool removes a thread from `threads` before it terminates it on purpose (idle timeout,
     // abort, destroy); one still listed died by itself.
     if (pool === undefined || !pool.threads.includes(thread)) return;
-    thread.emit('error', new ThreadExitError(code));
+    // A thread holds no task until it is ready (see `#createPool`); a ready one may have been
+    // handed a task it has not yet said it runs, so "no job known" is all the message claims.
+    const during = !this.#ready.has(thread) ? 'start' : this.#jobRunBy(thread) === undefined ? 'unknown' : 'job';
+    thread.emit('error', new ThreadExitError(code, during));
   }
 }
 
