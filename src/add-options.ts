@@ -17,9 +17,9 @@ export type AddOptions = JobOptions & (DelayOption | RunAtOption);
 
 /**
  * Options of `addAll`: those of {@link AddOptions} but `id`, since one id cannot name a batch of
- * jobs (a `TypeError` at run time).
+ * jobs, and `transfer`, since a buffer moves into one thread only (each a `TypeError` at run time).
  */
-export type AddAllOptions = Omit<JobOptions, 'id'> & (DelayOption | RunAtOption);
+export type AddAllOptions = Omit<JobOptions, 'id' | 'transfer'> & (DelayOption | RunAtOption);
 
 /**
  * Options of `topic.publish` and `tryPublish`: those of {@link AddOptions} but `key`, since a key
@@ -36,7 +36,7 @@ export type QueueAddOptions<K extends boolean> = KnownWithoutKeys<K> extends tru
 
 /** The `addAll` options of a queue, by whether it was bound with `keys` (`K`; see {@link QueueAddOptions}). */
 export type QueueAddAllOptions<K extends boolean> =
-  KnownWithoutKeys<K> extends true ? Omit<JobOptions, 'id' | 'key'> & (DelayOption | RunAtOption) : AddAllOptions;
+  KnownWithoutKeys<K> extends true ? Omit<JobOptions, 'id' | 'key' | 'transfer'> & (DelayOption | RunAtOption) : AddAllOptions;
 
 /**
  * `true` when `K` says for sure that a queue was bound without `keys`: `false` itself, not
@@ -164,6 +164,7 @@ export function parseAddOptions(options: AddOptions, threads: boolean | undefine
     if (!Array.isArray(transfer)) {
       throw new TypeError(`qmux: add option "transfer" must be an array of ArrayBuffers, got ${check.describeValue(transfer)}`);
     }
+    for (let i = 0; i < transfer.length; i++) checkTransferable(transfer[i], i);
   }
   return {
     delay,
@@ -176,4 +177,30 @@ export function parseAddOptions(options: AddOptions, threads: boolean | undefine
     key: options.key ?? undefined,
     needsExtras: id !== undefined || timeout !== undefined || retry !== undefined || transfer !== undefined,
   };
+}
+
+/**
+ * Refuses the `transfer` items that certainly cannot move (Node's own error, "Found invalid
+ * object in transferList", would fail the job later and name no option): a value that is not an
+ * object, a typed array or DataView (its `.buffer` moves), a SharedArrayBuffer (shared, never
+ * moved) and a plain object. Other objects are left to Node: its transferables are several
+ * classes (MessagePort, FileHandle, streams…), not all of them reachable from here.
+ */
+function checkTransferable(item: unknown, at: number): void {
+  const name = `add option "transfer"`;
+  if (item === null || typeof item !== 'object') {
+    throw new TypeError(`qmux: ${name} must be an array of ArrayBuffers, got ${check.describeValue(item)} at index ${at}`);
+  }
+  if (ArrayBuffer.isView(item)) {
+    throw new TypeError(`qmux: ${name} takes ArrayBuffers, got a ${item.constructor.name} at index ${at}: give its .buffer`);
+  }
+  if (item instanceof SharedArrayBuffer) {
+    throw new TypeError(
+      `qmux: ${name} cannot move a SharedArrayBuffer (index ${at}): it is shared with the thread as it is; leave it out of transfer`,
+    );
+  }
+  const proto = Object.getPrototypeOf(item);
+  if (proto === Object.prototype || proto === null) {
+    throw new TypeError(`qmux: ${name} must be an array of ArrayBuffers, got a plain object at index ${at}`);
+  }
 }

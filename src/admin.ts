@@ -23,6 +23,22 @@ export interface AdminOptions {
   readOnly?: boolean;
 }
 
+/**
+ * The handler's registry: refused at once when it is not one, not at each request (a 500). Its
+ * methods, not `instanceof`: a registry of another copy of qmux in the process serves as well.
+ */
+function checkRegistry(registry: unknown): void {
+  const methods = registry as Partial<Record<'get' | 'names' | 'health' | 'metrics', unknown>> | null | undefined;
+  if (
+    typeof methods?.get !== 'function' ||
+    typeof methods.names !== 'function' ||
+    typeof methods.health !== 'function' ||
+    typeof methods.metrics !== 'function'
+  ) {
+    throw new TypeError(`qmux: createAdminHandler(registry) takes a Registry (new Registry().add(worker)), got ${check.describeValue(registry)}`);
+  }
+}
+
 const ADMIN_OPTIONS = ['readOnly'] as const;
 
 /** An HTTP error with the status to answer. */
@@ -68,6 +84,7 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  * ```
  */
 export function createAdminHandler(registry: Registry, options?: AdminOptions): AdminHandler {
+  checkRegistry(registry);
   check.optionsObject('createAdminHandler options', options);
   if (options !== undefined) check.knownFields('createAdminHandler options', options, ADMIN_OPTIONS);
   const readOnly = options?.readOnly === undefined ? false : check.boolean('createAdminHandler option "readOnly"', options.readOnly);

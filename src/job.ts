@@ -344,8 +344,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   }
 
   updateProgress(value: JobProgress): void {
-    if (value === undefined && this.state === State.Running) {
-      throw new TypeError('qmux: updateProgress(value) needs a value (a number, string, boolean or object), got undefined');
+    if ((value === undefined || value === null) && this.state === State.Running) {
+      throw new TypeError(`qmux: updateProgress(value) needs a value (a number, string, boolean or object), got ${value}`);
     }
     this.home.host.progress(this, value);
   }

@@ -53,6 +53,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
+    this.checkData(data);
     const key = this.keyFor(data, parsed);
     const refused = this.refusal(1, key, parsed?.signal?.aborted);
     if (refused !== undefined) throw refused;
@@ -65,6 +66,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
+    this.checkData(data);
     const key = this.keyFor(data, parsed);
     return this.refusal(1, key, parsed?.signal?.aborted) === undefined ? this.enqueue(data, priority, parsed, key) : undefined;
   }
@@ -79,7 +81,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    */
   addAll(items: readonly PriorityItem<T>[], options?: QueueAddAllOptions<K>): JobGroup<R> {
     if (!Array.isArray(items)) throw new TypeError('qmux: priority-queue addAll(items) takes an array of { data, priority }');
-    for (const item of items) check.finiteNumber('priority-queue addAll item "priority"', item?.priority);
+    for (const item of items) checkPriorityItem(item);
     return this.enqueueAll(
       items.map((item) => ({ data: item.data, priority: item.priority })),
       options,
@@ -154,4 +156,25 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
   override purge(options?: KnownWithoutKeys<K> extends true ? { key?: undefined } : PurgeOptions): number {
     return this.purgeWith(options);
   }
+}
+
+const PRIORITY_ITEM_FIELDS = ['data', 'priority'] as const;
+
+/**
+ * An item of `pq.addAll`: an object `{ data, priority }` and nothing else. Add options go in
+ * `addAll`'s second argument; a field such as `id` or `delay` on an item would be dropped.
+ */
+function checkPriorityItem(item: unknown): void {
+  if (item === null || typeof item !== 'object') {
+    throw new TypeError(`qmux: priority-queue addAll(items) takes an array of { data, priority }, got an item ${check.describeValue(item)}`);
+  }
+  // for...in, not knownFields' Object.keys: no array per item of a large batch.
+  for (const field in item) {
+    if (field !== 'data' && field !== 'priority' && Object.hasOwn(item, field)) {
+      throw new TypeError(
+        `qmux: unknown field "${field}" in a priority-queue addAll item; allowed: ${PRIORITY_ITEM_FIELDS.join(', ')} (add options go in addAll's second argument)`,
+      );
+    }
+  }
+  check.finiteNumber('priority-queue addAll item "priority"', (item as PriorityItem<unknown>).priority);
 }

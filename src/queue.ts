@@ -44,6 +44,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
+    this.checkData(data);
     const key = this.keyFor(data, parsed);
     const refused = this.refusal(1, key, parsed?.signal?.aborted);
     if (refused !== undefined) throw refused;
@@ -55,6 +56,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
     const parsed = this.parseOptions(options);
     const existing = this.existing(parsed);
     if (existing !== undefined) return existing;
+    this.checkData(data);
     const key = this.keyFor(data, parsed);
     return this.refusal(1, key, parsed?.signal?.aborted) === undefined ? this.enqueue(data, 0, parsed, key) : undefined;
   }

@@ -138,11 +138,13 @@ export class Registry {
    * `timeout`, when the jobs still running are cancelled (their signals abort). Waiting jobs stay
    * queued. Once under way it never rejects, whatever the workers do: a worker that cannot stop is
    * reported in `unfinished`. It rejects only on bad options, before stopping anything: with a
-   * `TypeError` when `options` is not an object or `timeout` not a number, a `RangeError` when
-   * `timeout` is negative, not finite or longer than a timer can wait (about 24.8 days).
+   * `TypeError` when `options` is not an object, has a field other than `timeout`, or `timeout`
+   * is not a number, a `RangeError` when `timeout` is negative, not finite or longer than a timer can wait (about 24.8 days).
    */
   async shutdown(options?: ShutdownOptions): Promise<ShutdownResult> {
     check.optionsObject('shutdown options', options);
+    // A misspelt `timeout` would otherwise wait for ever.
+    if (options !== undefined) check.knownFields('shutdown options', options, SHUTDOWN_FIELDS);
     const timeout =
       options?.timeout === undefined
         ? Infinity
@@ -170,6 +172,8 @@ export class Registry {
     return result;
   }
 }
+
+const SHUTDOWN_FIELDS = ['timeout'] as const;
 
 /** `stop()` that cannot reject, whatever a worker's state. */
 function stopQuietly(worker: Worker<never, unknown>): Promise<void> {

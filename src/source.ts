@@ -14,6 +14,7 @@ import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats
 import { AddBatches } from './internal/add-batches.js';
 import { isSampled, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
+import { checkTaskData } from './worker-options.js';
 
 export type { AddOptions } from './add-options.js';
 
@@ -80,6 +81,8 @@ export interface SourceHost {
   readonly clock: Clock;
   /** Whether jobs run in worker threads (the `transfer` add option needs it). */
   readonly threads: boolean;
+  /** Whether it is a function worker: every job's data must be a function. */
+  readonly functions: boolean;
   /** Adds one job; the caller has checked its options, key and room. */
   add<T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<T, R>;
   /** Cancels a job (its handle's `cancel`); false if it had already settled. */
@@ -479,6 +482,14 @@ export abstract class Source<T = unknown, R = unknown> {
   }
 
   /**
+   * @internal Refuses data its worker cannot run: a function worker's job data must be a
+   * function. Checked before room, as options are.
+   */
+  checkData(data: T): void {
+    if (this.host.functions) checkTaskData(data);
+  }
+
+  /**
    * @internal Checks add options for this source's worker. Callers check them before checking
    * room, so a bad option throws even on a full or closed source (where `tryAdd` would otherwise
    * hide it).
@@ -530,6 +541,14 @@ export abstract class Source<T = unknown, R = unknown> {
     if (parsed?.id !== undefined) {
       throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
     }
+    if (parsed?.transfer !== undefined) {
+      // One list for every job of the batch: the first job's thread would take the buffers and
+      // the others would get them empty.
+      throw new TypeError(
+        'qmux: addAll() takes no "transfer" option: a buffer moves into one thread only; add each job with add(data, { transfer })',
+      );
+    }
+    if (this.host.functions) for (const item of items) checkTaskData(item.data);
     const names = this.keys === undefined && parsed?.key === undefined ? undefined : items.map((item) => this.keyFor(item.data, parsed) as string);
     const aborted = parsed?.signal?.aborted === true;
     const refused = this.refusal(items.length, undefined, aborted);

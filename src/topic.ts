@@ -71,6 +71,7 @@ export class Topic<in out T = unknown> {
    */
   publish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] {
     if (options !== undefined) this.#checkOptions(options);
+    for (const subscription of this.#subscriptions) subscription.checkData(data); // bad data before room, as bad options
     const id = options?.id;
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
@@ -86,6 +87,7 @@ export class Topic<in out T = unknown> {
    */
   tryPublish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] | undefined {
     if (options !== undefined) this.#checkOptions(options);
+    for (const subscription of this.#subscriptions) subscription.checkData(data); // bad data before room, as bad options
     const id = options?.id;
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;

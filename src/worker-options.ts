@@ -92,12 +92,20 @@ function handlerModule(handler: URL | string): string {
   return url.href;
 }
 
+/**
+ * Refuses job data that a function worker cannot call: every add to one of its sources checks
+ * it first (a topic, before it delivers to any subscription).
+ *
+ * @internal
+ */
+export function checkTaskData(data: unknown): void {
+  if (typeof data !== 'function') throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(data)}`);
+}
+
 /** Calls a function worker's job: its data, with the job itself (SPEC 2). */
 function runTask(job: Job<unknown>): unknown {
   const task = job.data;
-  if (typeof task !== 'function') {
-    throw new TypeError(`qmux: a function worker's job data must be a function, got ${check.describeValue(task)}`);
-  }
+  checkTaskData(task); // checked at each add already; a remote source's data (JSON) is checked here
   return (task as Task<unknown>)(job as Job<Task<unknown>>);
 }
 
@@ -111,6 +119,8 @@ export interface WorkerConfig {
   handler: Handler<unknown, unknown> | undefined;
   /** The module URL of a threads worker's handler. */
   threadModule: string | undefined;
+  /** Whether it is a function worker, whose job data must be functions (checked at each add). */
+  functionWorker: boolean;
   concurrency: number;
   strategy: Strategy;
   picker: Picker;
@@ -188,6 +198,13 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
   if (picker === null || typeof picker !== 'object' || typeof picker.pick !== 'function') {
     throw new TypeError(`qmux: strategy "${strategy.name}": create() must return an object with a pick(list) method`);
   }
+  // Called only once a second source is bound: a bad one would halt the worker then.
+  const served = (picker as { served?: unknown }).served;
+  if (served !== undefined && typeof served !== 'function') {
+    throw new TypeError(
+      `qmux: strategy "${strategy.name}": the picker's served must be a method served(view) or left out, got ${check.describeValue(served)}`,
+    );
+  }
   const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
   checkRetryOptions('worker option "retry"', options?.retry);
   const timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
@@ -212,6 +229,7 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
   return {
     handler,
     threadModule,
+    functionWorker: handler === runTask,
     concurrency,
     strategy,
     picker,

@@ -165,6 +165,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     this.#host = {
       clock: this.#clock,
       threads: threadModule !== undefined,
+      functions: config.functionWorker,
       add: (source, data, priority, parsed, key) => this.#add(source, data, priority, parsed, key),
       cancel: (job, reason) => this.#cancel(job, reason),
       purge: (source, key) => this.#purge(source, key),

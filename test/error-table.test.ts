@@ -323,6 +323,7 @@ const cases: Record<string, Case | (() => unknown)> = {
   'worker.bindRemote(adapter) | adapter `null`': bindRemote(null),
   'worker.bindRemote(adapter) | an adapter without `release()`': bindRemote(adapter({ release: undefined })),
   'worker.bindRemote(adapter) | `lockDuration: 0`': bindRemote(adapter({ lockDuration: 0 })),
+  "worker.bindRemote(adapter) | `lockDuration: '30s'`": bindRemote(adapter({ lockDuration: bad<number>('30s') })),
   'worker.bindRemote(adapter, options) | `prefetch: 0`': bindRemote(adapter(), { prefetch: 0 }),
   'worker.bindRemote(adapter, options) | unknown option `batch: 5`': bindRemote(adapter(), { batch: 5 }),
   'new BullMQSource(queueName, options) | options without `connection`': () => new BullMQSource('emails', bad<never>({})),
@@ -350,6 +351,9 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new Worker(handler, options) | `strategy: null`': worker({ strategy: null }),
   "new Worker(handler, options) | `strategy: { name: 'x' }` (no `create`)": worker({ strategy: { name: 'x' } }),
   "new Worker(handler, options) | `strategy: { name: 'Broken', create: () => ({}) }`": worker({ strategy: { name: 'Broken', create: () => ({}) } }),
+  "new Worker(handler, options) | `strategy: { name: 'Broken', create: () => ({ pick, served: 5 }) }`": worker({
+    strategy: { name: 'Broken', create: () => bad<Picker>({ pick: (list: readonly SourceView[]) => list[0], served: 5 }) },
+  }),
   "new Worker(handler, options) | `autoRun: 'yes'`": worker({ autoRun: 'yes' }),
   "new Worker(handler, options) | `name: ''`": worker({ name: '' }),
   'new Worker(handler, options) | `name: 5`': worker({ name: 5 }),
@@ -446,6 +450,8 @@ const cases: Record<string, Case | (() => unknown)> = {
   'queue.add(data, options) | `transfer: buffer` (not an array) on a threads worker': () =>
     // Constructing a threads worker and refusing the add starts no thread.
     new Worker(ECHO, { autoRun: false }).bindQueue().add(1, { transfer: bad<ArrayBuffer[]>(new ArrayBuffer(8)) }),
+  'queue.add(data, options) | `transfer: [new Uint8Array(buffer)]` (a view, not its buffer) on a threads worker': () =>
+    new Worker(ECHO, { autoRun: false }).bindQueue().add(1, { transfer: bad<ArrayBuffer[]>([new Uint8Array(8)]) }),
   'queue.add(data, options) | `priority: 1` (unknown key)': add({ priority: 1 }),
   // Keys (SPEC 10)
   'worker.bindQueue(options) | `keys: 5`': () => idle().bindQueue({ keys: bad<never>(5) }),
@@ -497,6 +503,8 @@ const cases: Record<string, Case | (() => unknown)> = {
       .purge(bad<never>({ kee: 'a' })),
   "queue.addAll(data, options) | data `'abc'` (not an array)": () => queue().addAll(bad<unknown[]>('abc')),
   "queue.addAll(data, options) | `id: 'batch'`": () => queue().addAll([1, 2], bad({ id: 'batch' })),
+  'queue.addAll(data, options) | `transfer: [buffer]` on a threads worker': () =>
+    new Worker(ECHO, { autoRun: false }).bindQueue().addAll([1, 2], bad({ transfer: [new ArrayBuffer(8)] })),
   'pq.add(data, priority) | priority `NaN`': () => priorityQueue().add(1, NaN),
   'pq.add(data, priority) | priority missing': () => {
     const pq = priorityQueue();
@@ -506,6 +514,9 @@ const cases: Record<string, Case | (() => unknown)> = {
   'pq.tryAdd(data, priority) | priority `NaN`': () => priorityQueue().tryAdd(1, NaN),
   "pq.addAll(items) | items `'abc'` (not an array)": () => priorityQueue().addAll(bad<never>('abc')),
   'pq.addAll(items) | an item without `priority`: `[{ data: 1 }]`': () => priorityQueue().addAll(bad<never>([{ data: 1 }])),
+  "pq.addAll(items) | an item with an add option: `[{ data: 1, priority: 0, id: 'a' }]`": () =>
+    priorityQueue().addAll(bad<never>([{ data: 1, priority: 0, id: 'a' }])),
+  'pq.addAll(items) | an item `null`': () => priorityQueue().addAll(bad<never>([null])),
   'topic.publish(data, options) | `delay: -1`, even with no subscriber': () => new Topic().publish(1, { delay: -1 }),
   'topic.publish(data, options) | `transfer: [buffer]` with a threads and an async subscription (none gets it)': () =>
     publishMoving(new Worker(ECHO, { autoRun: false }), idle()),
@@ -681,15 +692,17 @@ const cases: Record<string, Case | (() => unknown)> = {
   "registry.shutdown(options) | `timeout: '10s'`": () => new Registry().shutdown({ timeout: bad<number>('10s') }),
   'registry.shutdown(options) | `timeout: 2 ** 31`': () => new Registry().shutdown({ timeout: 2 ** 31 }),
   'registry.shutdown(options) | options `1000`': () => new Registry().shutdown(bad<never>(1000)),
+  'registry.shutdown(options) | `timout: 50` (misspelt)': () => new Registry().shutdown(bad<never>({ timout: 50 })),
 
   // admin
+  'createAdminHandler(registry, options) | registry `{}` (not a `Registry`)': () => createAdminHandler(bad<Registry>({})),
   'createAdminHandler(registry, options) | options `true`': () => createAdminHandler(new Registry(), bad<never>(true)),
   'createAdminHandler(registry, options) | `readonly: true` (a misspelt option)': () =>
     createAdminHandler(new Registry(), bad<never>({ readonly: true })),
   "createAdminHandler(registry, options) | `readOnly: 'yes'`": () => createAdminHandler(new Registry(), { readOnly: bad<boolean>('yes') }),
 
   // failures of running jobs
-  'queue.add(data) | data `42` on a function worker (not a function)': () => new Worker<unknown>().bindQueue().add(bad<() => unknown>(42)).result(),
+  'queue.add(data) | data `42` on a function worker (not a function)': () => new Worker<unknown>().bindQueue().add(bad<() => unknown>(42)),
   'worker.start() | a custom strategy whose `pick` returns `undefined`': () =>
     haltsWith('Broken', () => bad<SourceView>(undefined), { first: 1, second: 1 }),
   'worker.start() | a custom strategy that picks an ineligible source': () =>

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CancelledError, QmuxError, QueueClosedError, QueueFullError, Worker, type Job, type JobHandle, type Task } from '../src/index.js';
+import { CancelledError, QmuxError, QueueClosedError, QueueFullError, Topic, Worker, type Job, type JobHandle, type Task } from '../src/index.js';
 import { Gate, deferred, flushMicrotasks, nextMacrotask } from './helpers.js';
 
 afterEach(() => {
@@ -391,7 +391,9 @@ describe('every handle settles exactly once', () => {
       });
       sync.bindQueue().add(1);
       const fn = new Worker<number>();
-      fn.bindQueue().add(42 as unknown as Task<number>);
+      fn.bindQueue().add(() => {
+        throw new Error('the task throws');
+      });
       await sync.waitUntilIdle();
       await fn.waitUntilIdle();
       for (const s of gate.open) s.fail(new Error('rest'));
@@ -892,13 +894,31 @@ describe('function workers', () => {
     expect(worker.concurrency).toBe(2);
   });
 
-  it('fail a job whose data is not a function with a TypeError', async () => {
+  it('refuse data that is not a function at the add, synchronously, on every kind of add, adding nothing', async () => {
     const worker = new Worker<number>();
     const q = worker.bindQueue();
-    const handle = q.add(42 as unknown as Task<number>);
-    const error = await handle.result().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TypeError);
-    expect(handle.status).toBe('failed');
+    const pq = worker.bindPriorityQueue();
+    const topic = new Topic<Task<number>>();
+    const other = new Worker<Task<number>>(() => 0);
+    const delivered = other.bindQueue();
+    other.subscribe(topic);
+    worker.subscribe(topic);
+    const notTask = 42 as unknown as Task<number>;
+    const message = "qmux: a function worker's job data must be a function, got 42";
+    expect(() => q.add(notTask)).toThrow(message);
+    expect(() => q.tryAdd(notTask)).toThrow(message);
+    expect(() => q.addAll([() => 1, notTask])).toThrow(message); // all or nothing: the good one is not added either
+    expect(() => pq.add(notTask, 0)).toThrow(message);
+    expect(() => pq.tryAdd(notTask, 0)).toThrow(message);
+    expect(() => pq.addAll([{ data: notTask, priority: 0 }])).toThrow(message);
+    // Before anything is delivered, to the other worker's subscription too.
+    expect(() => topic.publish(notTask)).toThrow(message);
+    expect(() => topic.tryPublish(notTask)).toThrow(message);
+    expect([q.length, pq.length, delivered.length, worker.stats().counters.added, other.stats().counters.added]).toEqual([0, 0, 0, 0, 0]);
+    // Bad data comes before room: a full queue still says what is wrong with the data.
+    const full = worker.bindQueue({ capacity: 1 });
+    full.add(() => new Promise<number>(() => undefined));
+    expect(() => full.tryAdd(notTask)).toThrow(message);
     // The worker goes on.
     expect(await q.add(() => 1).result()).toBe(1);
   });

@@ -123,14 +123,21 @@ describe('job.updateProgress in an async handler', () => {
     expect(events).toEqual(['second']);
   });
 
-  it('refuses undefined as a report with a TypeError naming the call', async () => {
+  it('refuses undefined and null as a report with a TypeError naming the call, and records neither', async () => {
     const gate = new Gate<string>();
     const worker = new Worker(gate.handler);
-    worker.bindQueue().add('a');
+    const seen: unknown[] = [];
+    worker.on('progress', (_job, value) => seen.push(value));
+    const handle = worker.bindQueue().add('a');
     await flushMicrotasks();
     const job = gate.started[0]?.job as Job<string>;
-    expect(() => job.updateProgress(undefined as unknown as number)).toThrow(TypeError);
-    expect(() => job.updateProgress(undefined as unknown as number)).toThrow(/updateProgress\(value\)/);
+    job.updateProgress(1);
+    for (const value of [undefined, null]) {
+      expect(() => job.updateProgress(value as unknown as number)).toThrow(
+        `qmux: updateProgress(value) needs a value (a number, string, boolean or object), got ${value}`,
+      );
+    }
+    expect([handle.progress, seen]).toEqual([1, [1]]);
     gate.finishAll();
   });
 
@@ -203,6 +210,18 @@ describe('ctx.updateProgress in threads', () => {
     }
     expect(atSettle.get(none)).toEqual({ count: 0, progress: undefined });
     expect(handles[2]?.status).toBe('failed');
+  });
+
+  it('refuses null as a report in the thread too, with a TypeError naming ctx.updateProgress, and records nothing', async () => {
+    const worker = new BuiltWorker<{ refuse: unknown[] }, string[]>(PROGRESS, { concurrency: 1 });
+    made.push(worker);
+    const events: unknown[] = [];
+    worker.on('progress', (_job, value) => events.push(value));
+    const handle = worker.bindQueue().add({ refuse: [null] });
+    expect(await handle.result()).toEqual([
+      'TypeError: qmux: ctx.updateProgress(value) needs a value (a number, string, boolean or object), got null',
+    ]);
+    expect([events, handle.progress]).toEqual([[], undefined]);
   });
 
   it('ignores a report the thread sends after its handler returned, without throwing there', async () => {

@@ -324,6 +324,7 @@ describe('shutdown()', () => {
     [{ timeout: Infinity }, RangeError],
     [{ timeout: '5' }, TypeError],
     ['soon', TypeError],
+    [{ timout: 50 }, TypeError], // misspelt: it would wait for ever
   ])('rejects on bad options %j (%o), before stopping anything', async (options, type) => {
     const worker = makeWorker('w');
     const registry = new Registry().add(worker);

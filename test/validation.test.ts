@@ -289,6 +289,65 @@ describe('priority-queue priority', () => {
     );
     expect(pq.length).toBe(0);
   });
+
+  it('addAll refuses an item that is not { data, priority }, or has other fields, and adds none', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    const pq = worker.bindPriorityQueue();
+    const ok = { data: 'ok', priority: 1 };
+    expect(() => pq.addAll([ok, bad<{ data: string; priority: number }>(null)])).toThrow(
+      'qmux: priority-queue addAll(items) takes an array of { data, priority }, got an item null',
+    );
+    // Add options on an item would be dropped: an id that de-duplicates nothing, a delay not kept.
+    for (const field of ['id', 'delay', 'prio']) {
+      const item = bad<{ data: string; priority: number }>({ data: 'x', priority: 0, [field]: 1 });
+      expect(() => pq.addAll([ok, item]), field).toThrow(`qmux: unknown field "${field}" in a priority-queue addAll item; allowed: data, priority`);
+    }
+    expect(pq.length).toBe(0);
+    // An item made by a class (fields of its own only count) is fine.
+    class Item {
+      constructor(
+        readonly data: string,
+        readonly priority: number,
+      ) {}
+      describe(): string {
+        return this.data;
+      }
+    }
+    pq.addAll([new Item('y', 2)]);
+    expect(pq.length).toBe(1);
+  });
+});
+
+describe('addAll and transfer', () => {
+  it('addAll refuses "transfer" (a buffer moves into one thread only), on a queue and a priority queue, and adds none', () => {
+    const worker = new Worker<number>(new URL('./fixtures/threads/crash.mjs', import.meta.url), { autoRun: false });
+    const q = worker.bindQueue();
+    const pq = worker.bindPriorityQueue();
+    const buffer = new ArrayBuffer(8);
+    // @ts-expect-error: addAll takes no transfer
+    expect(() => q.addAll([1, 2], { transfer: [buffer] })).toThrow('qmux: addAll() takes no "transfer" option');
+    // @ts-expect-error: addAll takes no transfer
+    expect(() => pq.addAll([{ data: 1, priority: 0 }], { transfer: [buffer] })).toThrow('qmux: addAll() takes no "transfer" option');
+    expect([q.length, pq.length, buffer.byteLength]).toEqual([0, 0, 8]);
+  });
+
+  it('add refuses a transfer item that cannot move, naming the option and the index, and adds nothing', () => {
+    const worker = new Worker<unknown>(new URL('./fixtures/threads/crash.mjs', import.meta.url), { autoRun: false });
+    const q = worker.bindQueue();
+    const buffer = new ArrayBuffer(8);
+    const cases: [unknown, string][] = [
+      [{ a: 1 }, 'qmux: add option "transfer" must be an array of ArrayBuffers, got a plain object at index 1'],
+      [new Uint8Array(buffer), 'qmux: add option "transfer" takes ArrayBuffers, got a Uint8Array at index 1: give its .buffer'],
+      [new SharedArrayBuffer(4), 'qmux: add option "transfer" cannot move a SharedArrayBuffer (index 1)'],
+      [7, 'qmux: add option "transfer" must be an array of ArrayBuffers, got 7 at index 1'],
+    ];
+    for (const [item, message] of cases) {
+      expect(() => q.add(1, { transfer: [new ArrayBuffer(1), bad<ArrayBuffer>(item)] })).toThrow(message);
+    }
+    expect(q.length).toBe(0);
+    q.add(1, { transfer: [buffer] });
+    expect([q.length, buffer.byteLength]).toEqual([1, 8]); // moved only when the job runs
+  });
 });
 
 describe('setConcurrency', () => {

@@ -135,8 +135,8 @@ class TaskContext implements ThreadContext {
 
   updateProgress(value: number | string | boolean | object): void {
     if (this.#done) return;
-    if (value === undefined) {
-      throw new TypeError('qmux: ctx.updateProgress(value) needs a value (a number, string, boolean or object), got undefined');
+    if (value === undefined || value === null) {
+      throw new TypeError(`qmux: ctx.updateProgress(value) needs a value (a number, string, boolean or object), got ${value}`);
     }
     if (reports === undefined) {
       reports = new BroadcastChannel((workerData as ThreadWorkerData).reports);

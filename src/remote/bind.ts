@@ -35,9 +35,8 @@ export function checkRemoteBind(
   }
   const lock = (adapter as RemoteAdapter).lockDuration;
   if (typeof lock !== 'number' || Number.isNaN(lock) || lock <= 0) {
-    throw new RangeError(
-      `qmux: bindRemote(adapter): the adapter's lockDuration must be a number of ms > 0 or Infinity, got ${check.describeValue(lock)}`,
-    );
+    const error = typeof lock === 'number' ? RangeError : TypeError;
+    throw new error(`qmux: bindRemote(adapter): the adapter's lockDuration must be a number of ms > 0 or Infinity, got ${check.describeValue(lock)}`);
   }
   check.optionsObject('bindRemote() options', options);
   if (options === undefined) return { bind: undefined, prefetch: undefined };

@@ -449,6 +449,7 @@ export class Simulation {
     this.host = {
       clock: { now: () => this.now },
       threads: false,
+      functions: false,
       add: <T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<T, R> =>
         this.#hostAdd(source as unknown as Source, data, priority, parsed, key) as unknown as JobRecord<T, R>,
       cancel: (job, reason) => this.#hostCancel(job, reason),
