@@ -646,12 +646,14 @@ export abstract class Source<T = unknown, R = unknown> {
     const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
     const first = this.firstIntoEmpty;
     if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    // The oldest sampled job still waiting here; if it is not due yet, the due ones behind it are younger.
+    // The sampled job still waiting here that has been due longest.
     if (this.#sampled !== undefined) age = Math.max(age, this.#sampled.oldestDueAge(now));
+    // Neither applies: every waiting job came after the source last left empty, an upper bound
+    // (the next job's own age would be a lower one, and may be far off: a young job of a better
+    // priority is next, or the first job in was a delayed one that older due ones wait behind).
+    if (age < 0) return Math.round((now - this.#firstIntoEmptyAt) * 1000) / 1000;
     const next = this.due.peek();
     if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
-    // No timed job among the waiting ones: they all came after the source last left empty.
-    if (age < 0) age = now - this.#firstIntoEmptyAt;
     return Math.round(age * 1000) / 1000;
   }
 

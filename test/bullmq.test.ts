@@ -498,6 +498,157 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     expect({ stillActive: counts.active, outcome }).toEqual({ stillActive: 0, outcome: 'stopped' });
   }, 40_000);
 
+  // README: release "hands an unstarted job back ... without counting an attempt". BullMQ's
+  // moveToWait keeps the start its claim counted (attemptsStarted), so with maxStartedAttempts a
+  // job handed back a few times (pause, stop, purge) failed without ever running.
+  it('a claimed job handed back (pause, resume) counts no start: it runs once, under maxStartedAttempts, started once', async () => {
+    const queue = newQueue();
+    const added = await queue.add('j', 1, { attempts: 5 });
+    let finish = (): void => undefined;
+    const blocked = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const ran: unknown[] = [];
+    const worker = new Worker(
+      async (job: Job<unknown>) => {
+        if (job.data === 'local') return blocked;
+        ran.push(job.data);
+      },
+      { concurrency: 1 },
+    );
+    worker.on('error', () => undefined);
+    worker.bindQueue({ priority: 1 }).add('local'); // holds the only slot: the remote job stays claimed
+    const remote = worker.bindRemote(new BullMQSource(queue.name, { connection: redis.connection, maxStartedAttempts: 2 }), {
+      name: 'r',
+      prefetch: 1,
+    });
+    try {
+      for (let round = 0; round < 3; round++) {
+        await until('claimed', () => remote.length === 1);
+        worker.pause(); // hands it back
+        await until(
+          'back in wait',
+          async () => (await queue.getJob(added.id as string))?.attemptsStarted === 0 && (await queue.getWaitingCount()) === 1,
+        );
+        worker.resume();
+      }
+      await until('claimed again', () => remote.length === 1);
+      finish();
+      await until('completed', async () => (await queue.getJobCounts('completed')).completed === 1);
+      expect(ran).toEqual([1]);
+      expect((await queue.getJob(added.id as string))?.attemptsStarted).toBe(1);
+    } finally {
+      finish();
+      await worker.stop();
+    }
+  }, 40_000);
+
+  it('a hand-back tried again after moveToWait failed takes back one start, not two; after close() it opens no new connection', async () => {
+    const queue = newQueue();
+    const added = await queue.add('j', 1);
+    const jobKey = `bull:${queue.name}:${added.id}`;
+    const admin = new Redis(redis.connection);
+    const adapter = source<number, unknown>(queue);
+    try {
+      await admin.hset(jobKey, 'ats', 2); // started twice before
+      const [claimed] = await adapter.claim(1, new AbortController().signal);
+      expect(await admin.hget(jobKey, 'ats')).toBe('3');
+      const job = (claimed as unknown as { job: { moveToWait(token: string): Promise<unknown> } }).job;
+      const moveToWait = job.moveToWait.bind(job);
+      let failOnce = true;
+      job.moveToWait = (token) => {
+        if (!failOnce) return moveToWait(token);
+        failOnce = false;
+        return Promise.reject(new Error('the connection dropped'));
+      };
+      await expect(adapter.release(claimed as never)).rejects.toThrow('the connection dropped');
+      await adapter.release(claimed as never);
+      expect([await admin.hget(jobKey, 'ats'), await queue.getWaitingCount()]).toEqual(['2', 1]);
+      // Claimed again, then the adapter closes: handing back goes through the job's own (closed)
+      // connection and fails, rather than opening the adapter again.
+      const [again] = await adapter.claim(1, new AbortController().signal);
+      await adapter.close();
+      await expect(adapter.release(again as never)).rejects.toThrow();
+      expect(adapter.bullWorker).toBeUndefined();
+    } finally {
+      await adapter.close();
+      admin.disconnect();
+    }
+  }, 40_000);
+
+  // BullMQ works out a retry before it writes anything: a backoff this consumer has no strategy
+  // for throws there, and retried the call failed for ever, the job held active, the source
+  // degraded and stop() waiting. The attempt now fails the job for good, saying why.
+  it('a failure BullMQ cannot work out a retry for (a backoff with no strategy) fails the job for good, saying why; nothing is left active', async () => {
+    const queue = newQueue();
+    await queue.add('bad', 1, { attempts: 3, backoff: { type: 'custom' } });
+    await queue.add('fine', 2);
+    const errors: unknown[] = [];
+    const worker = new Worker(
+      async (job: Job<number>) => {
+        if (job.data === 1) throw new Error('fails');
+        return 'ok';
+      },
+      { concurrency: 1 },
+    );
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(source<number, string>(queue), { name: 'r' });
+    await until('both recorded', async () => {
+      const counts = await queue.getJobCounts('completed', 'failed');
+      return counts.completed === 1 && counts.failed === 1;
+    });
+    const [failed] = await queue.getFailed();
+    expect(failed?.failedReason).toMatch(/^fails \(not retried: Unknown backoff strategy custom/);
+    expect(failed?.attemptsMade).toBe(1);
+    expect((await queue.getJobCounts('active')).active).toBe(0);
+    expect(worker.health().status).toBe('healthy');
+    expect(errors).toEqual([]);
+    expect(
+      await within(
+        worker.stop().then(() => 'stopped'),
+        10_000,
+        'stop() still pending after 10 s',
+      ),
+    ).toBe('stopped');
+  }, 40_000);
+
+  // SPEC 9: an outcome is retried "until it is recorded or the job's lock is known lost". With
+  // Redis gone, BullMQ's client queues the call until it reconnects: the outcome never settled,
+  // and stop() waited for it for ever. Unrecorded when its lock lapses, it is given up then.
+  it("stop() resolves with Redis down while a finished job's outcome cannot be recorded, once its lock lapses", async () => {
+    const own = await RedisServer.start();
+    const queue = new Queue(`gone${++queueCount}`, { connection: own.connection });
+    queue.on('error', () => undefined);
+    await queue.add('j', 1);
+    await queue.close();
+    let finish = (): void => undefined;
+    const blocked = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const worker = new Worker(async () => blocked.then(() => 'done'), { concurrency: 1 });
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    worker.bindRemote(new BullMQSource(queue.name, { connection: own.connection, lockDuration: 2000 }), { name: 'r' });
+    try {
+      await until('it runs', () => worker.numProcessing === 1);
+      await own.stop();
+      finish(); // its outcome cannot reach Redis now
+      await sleep(100);
+      const stopping = worker.stop();
+      const outcome = await within(
+        stopping.then(() => 'stopped'),
+        10_000, // the lock (2 s) lapses well before
+        'stop() still pending after 10 s',
+      );
+      expect(outcome).toBe('stopped');
+      expect(worker.status).toBe('stopped');
+      expect(errors.map((error) => (error as Error).name)).toEqual(['RemoteSourceError']); // the outage, reported once
+    } finally {
+      finish();
+      await own.destroy();
+    }
+  }, 40_000);
+
   // README: "`stop()` resolves with Redis down too: the connections are then closed without
   // waiting for Redis." A release that cannot reach Redis loses nothing (the lock expires and
   // the stalled check hands the job back), yet it is retried forever and holds up stop().

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
+import { Redis as IORedis } from 'ioredis';
 import { BullMQSource } from '../src/bullmq/index.js';
 import {
   createAdminHandler,
@@ -329,6 +330,17 @@ const cases: Record<string, Case | (() => unknown)> = {
   'new BullMQSource(queueName, options) | options without `connection`': () => new BullMQSource('emails', bad<never>({})),
   'new BullMQSource(queueName, options) | `concurrency: 4`': () =>
     new BullMQSource('emails', bad<never>({ connection: { host: '127.0.0.1' }, concurrency: 4 })),
+  'new BullMQSource(queueName, options) | `lockDuration: 1500.5`': () =>
+    new BullMQSource('emails', { connection: { host: '127.0.0.1' }, lockDuration: 1500.5 }),
+  'new BullMQSource(queueName, options) | `drainDelay: 0`': () => new BullMQSource('emails', { connection: { host: '127.0.0.1' }, drainDelay: 0 }),
+  'new BullMQSource(queueName, options) | `connection: new IORedis()` (its `maxRetriesPerRequest` is 20 unless set)': () => {
+    const connection = new IORedis({ lazyConnect: true }); // makes no connection
+    try {
+      return new BullMQSource('emails', { connection });
+    } finally {
+      connection.disconnect();
+    }
+  },
   // new Worker
   'new Worker(handler) | handler `42`': () => new AnyWorker(42),
   'new Queue() | a source made with `new` instead of by a worker, in plain JavaScript (in TypeScript it does not compile)': () =>

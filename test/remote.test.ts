@@ -439,6 +439,108 @@ describe('locks', () => {
   });
 });
 
+describe('outcomes an engine out of reach never answers', () => {
+  it('is given up once its lock has lapsed unrenewed and the call went unanswered for 5 s: counted lost, and stop() resolves (a client that queues calls held it for ever)', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', () => undefined);
+    const base = engine.adapter<string>({ lockDuration: 1000 });
+    const complete = base.complete.bind(base);
+    const extend = base.extend.bind(base);
+    let down = false;
+    const never = new Promise<never>(() => undefined);
+    const adapter = Object.assign(base, {
+      complete: (...args: Parameters<typeof complete>) => (down ? never : complete(...args)),
+      extend: (...args: Parameters<typeof extend>) => (down ? never : extend(...args)),
+    });
+    const source = worker.bindRemote(adapter);
+    await settle();
+    expect(worker.numProcessing).toBe(1);
+    down = true; // from now on nothing the engine is asked answers
+    gate.started[0]?.finish();
+    await settle();
+    let stopped = false;
+    void worker.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(4900);
+    expect(stopped).toBe(false); // the lock lapsed, but an engine that is only slow may answer yet
+    await vi.advanceTimersByTimeAsync(200);
+    await settle();
+    expect(stopped).toBe(true);
+    expect(source.outage.lostLocks).toBe(1);
+    expect(engine.completed.size).toBe(0);
+  });
+
+  it('an engine that answers late, past the lock, is waited for: what it says counts (recorded here), nothing is counted lost', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', () => undefined);
+    const base = engine.adapter<string>({ lockDuration: 1000 });
+    const complete = base.complete.bind(base);
+    const adapter = Object.assign(base, {
+      // Answers after 3 s: past the lock (1 s), within the 5 s an engine has to answer.
+      complete: (...args: Parameters<typeof complete>) => new Promise<void>((resolve) => setTimeout(() => resolve(complete(...args)), 3000)),
+    });
+    const source = worker.bindRemote(adapter);
+    await settle();
+    gate.started[0]?.finish();
+    await settle();
+    const stopping = worker.stop();
+    await vi.advanceTimersByTimeAsync(3100);
+    await stopping;
+    expect([source.outage.lostLocks, engine.completed.size]).toEqual([0, 1]);
+  });
+
+  it('an outcome is always tried: one whose lock reads as lapsed (renewals unanswered) is recorded if the engine takes it', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    const worker = new Worker(async () => new Promise((resolve) => setTimeout(resolve, 1500)), { concurrency: 1 });
+    worker.on('error', () => undefined);
+    const base = engine.adapter<unknown>({ lockDuration: 1000 });
+    // Renewals go unanswered: by its own reckoning the claim has lapsed before the handler ends.
+    const adapter = Object.assign(base, { extend: () => new Promise<never>(() => undefined) });
+    const source = worker.bindRemote(adapter);
+    await settle();
+    await vi.advanceTimersByTimeAsync(1600);
+    await settle();
+    expect([engine.completed.size, source.outage.lostLocks]).toEqual([1, 0]);
+    await worker.stop();
+  });
+
+  it('a lock that does not expire keeps its outcome waiting for the engine (nothing lapses)', async () => {
+    const engine = new MemoryEngine();
+    engine.add('a');
+    const gate = new Gate<string>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    worker.on('error', () => undefined);
+    const base = engine.adapter<string>({ lockDuration: Infinity });
+    const complete = base.complete.bind(base);
+    let answer: (() => void) | undefined;
+    const adapter = Object.assign(base, {
+      complete: (...args: Parameters<typeof complete>) =>
+        new Promise<void>((resolve) => {
+          answer = () => resolve(complete(...args));
+        }),
+    });
+    const source = worker.bindRemote(adapter);
+    await settle();
+    gate.started[0]?.finish();
+    await settle();
+    let stopped = false;
+    void worker.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(stopped).toBe(false);
+    expect(answer).toBeTypeOf('function');
+    answer?.();
+    await settle();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect([stopped, source.outage.lostLocks, engine.completed.size, worker.status]).toEqual([true, 0, 1, 'stopped']);
+  });
+});
+
 describe('claims lost at a renewal', () => {
   it('are reported once with their number, and the claimed jobs that had not started are dropped, not run', async () => {
     const engine = new MemoryEngine();

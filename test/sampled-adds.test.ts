@@ -47,6 +47,17 @@ describe('SampledAdds: the add times of sampled jobs, by seq', () => {
     expect(adds.oldestDueAge(650)).toBe(-1);
   });
 
+  it('finds the job due longest when it is not the oldest added: one added after a delayed job', () => {
+    const adds = new SampledAdds();
+    adds.add(jobOf(1, 10_000), 10); // delayed until 10 000
+    adds.add(jobOf(2), 20); // due since its add
+    adds.add(jobOf(3, 50), 30); // delayed until 50
+    expect(adds.oldestDueAge(100)).toBe(80);
+    adds.take(jobOf(2)); // a hole in the middle
+    expect(adds.oldestDueAge(100)).toBe(50);
+    expect(adds.oldestDueAge(40)).toBe(-1);
+  });
+
   it('keeps its table no longer than what waits, however long it runs', () => {
     const adds = new SampledAdds();
     let wrong = 0;

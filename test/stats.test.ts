@@ -415,6 +415,33 @@ describe('oldestDueAgeMs', () => {
     expect(worker.stats().sources.q?.oldestDueAgeMs).toBeNull();
     await worker.waitUntilIdle();
   });
+
+  it('of a priority queue shows a due job waiting behind a delayed first job and a younger, better one (sampled or not)', async () => {
+    const worker = new Worker(() => undefined, { autoRun: false });
+    const other = new Worker(() => undefined, { autoRun: false }).bindQueue();
+    const sampled = worker.bindPriorityQueue({ name: 'sampled' });
+    const unsampled = worker.bindPriorityQueue({ name: 'unsampled' });
+    /** A handle's job sequence number (the record behind it; not public). */
+    const seqOf = (handle: object): number => (handle as { seq: number }).seq;
+    /** Adds to `pq` with the next job seq sampled (`true`) or not: seqs are shared by every source. */
+    const addAs = (want: boolean, pq: typeof sampled, data: string, priority: number, delay?: number): void => {
+      for (let i = 0; i < 2 * SAMPLE_EVERY && isSampled(seqOf(other.add('filler')) + 1) !== want; i++);
+      const job = pq.add(data, priority, delay === undefined ? undefined : { delay });
+      expect(isSampled(seqOf(job)), data).toBe(want);
+    };
+    // The first job in is delayed an hour (and sampled: the oldest sampled entry is not due).
+    addAs(true, sampled, 'A', 0, 3_600_000);
+    addAs(true, sampled, 'X', 9); // due now, last by priority
+    addAs(false, unsampled, 'A', 0, 3_600_000);
+    addAs(false, unsampled, 'X', 9); // due now, and no due job is sampled: the upper bound applies
+    await vi.advanceTimersByTimeAsync(500);
+    sampled.add('Y', 0); // due now, first by priority
+    unsampled.add('Y', 0);
+    const stats = worker.stats();
+    expect(stats.sources.sampled?.oldestDueAgeMs).toBe(500); // X, found among the sampled ones
+    expect(stats.sources.unsampled?.oldestDueAgeMs).toBe(500); // since the source last left empty
+    expect(stats.oldestDueAgeMs).toBe(500);
+  });
 });
 
 describe('wait and run time percentiles', () => {

@@ -1,4 +1,4 @@
-import type { Job as BullJob, Worker as BullWorker, WorkerOptions as BullWorkerOptions } from 'bullmq';
+import type { Job as BullJob, RedisClient as BullClient, Worker as BullWorker, WorkerOptions as BullWorkerOptions } from 'bullmq';
 import * as check from '../internal/validate.js';
 import type { RemoteAdapter, RemoteJob } from '../remote/adapter.js';
 import { LockLostError } from '../remote/errors.js';
@@ -47,6 +47,61 @@ function unrunnable(job: BullJob, maxStartedAttempts: number | undefined): strin
 function asLockLost(error: unknown, job: BullRemoteJob, call: string): unknown {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'number' && LOCK_CODES.has(code) ? new LockLostError(job.id, call, { cause: error }) : error;
+}
+
+/**
+ * The options BullMQ's Worker checks as it is made, checked here at once: that Worker is made on
+ * the first claim, where its refusal would read as a Redis outage retried for ever. Also
+ * `lockDuration`, which BullMQ does not check (a fraction or Infinity breaks its claim script
+ * half-way, leaving the job active with no lock).
+ */
+function checkBullOptions(options: BullMQSourceOptions): void {
+  const name = (option: string): string => `new BullMQSource() option "${option}"`;
+  if (options.lockDuration !== undefined) check.positiveInt(name('lockDuration'), options.lockDuration);
+  if (options.stalledInterval !== undefined) check.positiveInt(name('stalledInterval'), options.stalledInterval);
+  if (options.drainDelay !== undefined) check.positiveFiniteNumber(name('drainDelay'), options.drainDelay);
+  if (options.maxStalledCount !== undefined) check.nonNegativeInt(name('maxStalledCount'), options.maxStalledCount);
+  if (options.maxStartedAttempts !== undefined) check.nonNegativeInt(name('maxStartedAttempts'), options.maxStartedAttempts);
+  // An ioredis instance is used as it is: BullMQ refuses one that gives up on a blocked call
+  // (its own test, copied: an instance has connect, disconnect and duplicate; a cluster's
+  // options are its redisOptions; a maxRetriesPerRequest of 0 passes).
+  const instance = options.connection as Record<string, unknown> & {
+    isCluster?: boolean;
+    options?: { maxRetriesPerRequest?: unknown; redisOptions?: { maxRetriesPerRequest?: unknown } };
+  };
+  if (['connect', 'disconnect', 'duplicate'].every((method) => typeof instance[method] === 'function')) {
+    const retries = (instance.isCluster === true ? instance.options?.redisOptions : instance.options)?.maxRetriesPerRequest;
+    if (retries) {
+      throw new TypeError(
+        `qmux: new BullMQSource() option "connection": an ioredis instance needs maxRetriesPerRequest: null (BullMQ blocks on it), got ${check.describeValue(retries)}; ` +
+          'pass new IORedis({ ..., maxRetriesPerRequest: null }), or connection options',
+      );
+    }
+  }
+}
+
+/**
+ * Whether `moveError`, which `moveToFailed` threw, is BullMQ refusing to work out `job`'s retry
+ * after `reason` (its `shouldRetryJob`, asked before anything is written, throws): a fault of the
+ * job's options, not of Redis. Asked again, it must throw the same, with Redis answering (a
+ * backoff strategy of the user's that reads Redis fails while Redis is down: that is an outage).
+ */
+async function retryRefused(job: BullJob, reason: Error, moveError: unknown): Promise<boolean> {
+  const ask = (job as unknown as { shouldRetryJob?: (error: Error) => Promise<unknown> }).shouldRetryJob;
+  if (typeof ask !== 'function') return false; // another BullMQ: the failure is taken as an outage, as before
+  try {
+    await ask.call(job, reason);
+    return false;
+  } catch (again) {
+    if (messageOf(again) !== messageOf(moveError)) return false;
+    const client = await settledWithin(backendOf(job).client, UNREACHABLE_CLOSE_MS);
+    return (client as { status?: unknown } | undefined)?.status === 'ready';
+  }
+}
+
+/** The backend a BullMQ job makes its calls through (the one its worker had when it got the job). */
+function backendOf(job: BullJob): { client: Promise<BullClient> } {
+  return (job as unknown as { backend: { client: Promise<BullClient> } }).backend;
 }
 
 /** One claimed BullMQ job: the job and the token that holds its lock. @internal */
@@ -107,7 +162,41 @@ async function reachable(worker: BullWorker): Promise<boolean> {
 async function handBackBlocking(worker: BullWorker, pending: Promise<BullJob | undefined>): Promise<void> {
   await (worker.getBackend() as BlockingBackend).disconnectBlocking?.(false);
   const job = await pending.catch(() => undefined);
-  if (job !== undefined) await job.moveToWait(job.token as string).catch(() => undefined);
+  if (job !== undefined) await handBack(job, job.token as string).catch(() => undefined);
+}
+
+/**
+ * Takes back the start that BullMQ counted when it gave out `job` (its `attemptsStarted`, the
+ * hash field `ats`), while `token` still holds its lock: the job was claimed, never started.
+ * BullMQ's `moveToWait` leaves the count as it is, so each hand-back (a pause, a stop, a purge, a
+ * surplus claim) counted as a start, and `maxStartedAttempts` failed jobs that never ran.
+ */
+const UNCOUNT_START = `if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+if redis.call('GET', KEYS[3]) == ARGV[1] then return 1 end
+redis.call('SET', KEYS[3], ARGV[1], 'PX', 60000)
+local started = tonumber(redis.call('HGET', KEYS[1], 'ats'))
+if started ~= nil and started > 0 then redis.call('HINCRBY', KEYS[1], 'ats', -1) end
+return 1`;
+// Once per claim (its token): a hand-back retried after moveToWait failed, or a reply lost and
+// the command sent again, takes back no second start. A key of its own notes the token it was
+// done for, for a minute (the job's hash, which BullMQ owns, is left as it is).
+
+/** The Redis clients {@link UNCOUNT_START} is defined on (once each). */
+const uncountDefined = new WeakSet<object>();
+
+/**
+ * Hands `job` back to waiting (`moveToWait`), its start not counted (see {@link UNCOUNT_START}),
+ * through the job's own backend, as `moveToWait` goes: a closed adapter is not opened again.
+ */
+async function handBack(job: BullJob, token: string): Promise<void> {
+  const jobKey = (job as unknown as { toKey(id: string): string }).toKey(job.id as string);
+  const client = await backendOf(job).client;
+  if (!uncountDefined.has(client)) {
+    client.defineCommand('qmuxUncountStart', { numberOfKeys: 3, lua: UNCOUNT_START });
+    uncountDefined.add(client);
+  }
+  await client.runCommand('qmuxUncountStart', [jobKey, `${jobKey}:lock`, `${jobKey}:qmux-uncounted`, token]);
+  await job.moveToWait(token);
 }
 
 /** What `pending` resolves to within `ms`, else (or if it rejects) `undefined`; the timer does not keep the process alive. */
@@ -181,6 +270,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
           `qmux: new BullMQSource(): option "${key}" is BullMQ's processing loop, which qmux replaces; use the bind options of worker.bindRemote()`,
         );
     }
+    checkBullOptions(options);
     this.queueName = queueName;
     this.#options = options;
     this.lockDuration = options.lockDuration ?? 30_000;
@@ -331,7 +421,18 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
     try {
       await remote.job.moveToFailed(reason, remote.token, false);
     } catch (moveError) {
-      throw asLockLost(moveError, remote, 'fail');
+      const lost = asLockLost(moveError, remote, 'fail');
+      if (lost !== moveError || !(await retryRefused(remote.job, reason, moveError))) throw lost;
+      // BullMQ could not work out the retry (the job's backoff names a strategy this consumer
+      // lacks, or the strategy threw) and wrote nothing: retried, the call would fail the same
+      // way for ever, the job held active. Its attempt fails it for good instead, saying why, as
+      // UnrecoverableError does (BullMQ's own worker leaves it active until its lock lapses).
+      const final = new bullmq.UnrecoverableError(`${reason.message} (not retried: ${messageOf(moveError)})`);
+      try {
+        await remote.job.moveToFailed(final, remote.token, false);
+      } catch (finalError) {
+        throw asLockLost(finalError, remote, 'fail');
+      }
     }
   }
 
@@ -339,7 +440,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   async release(job: RemoteJob<T>): Promise<void> {
     const remote = job as BullRemoteJob<T>;
     try {
-      await remote.job.moveToWait(remote.token);
+      await handBack(remote.job, remote.token);
     } catch (error) {
       throw asLockLost(error, remote, 'release');
     }

@@ -60,15 +60,21 @@ export class SampledAdds {
   }
 
   /**
-   * How long the oldest job held here has been due at `now`, ms, or -1 when it is not due yet
-   * (the jobs after it are younger) or nothing is held.
+   * How long the job held here that has been due longest at `now` has been due, ms, or -1 when
+   * none is due or nothing is held. Every entry is read (about one waiting job in
+   * `SAMPLE_EVERY`, for `stats()` only): a job added earlier than another may come due later (a
+   * delayed job, or a retry), so the oldest added is not always the oldest due.
    */
   oldestDueAge(now: number): number {
-    const head = this.#head;
-    if (head === this.#tail) return -1;
-    const dueAt = this.#dueAt[head] as number;
-    if (dueAt === UNTIMED) return now - (this.#addedAt[head] as number);
-    return dueAt <= now ? now - dueAt : -1;
+    const seqs = this.#seqs;
+    let oldest = -1;
+    for (let at = this.#head; at < this.#tail; at++) {
+      if (seqs[at] === HOLE) continue;
+      const dueAt = this.#dueAt[at] as number;
+      const since = dueAt === UNTIMED ? (this.#addedAt[at] as number) : dueAt;
+      if (since <= now) oldest = Math.max(oldest, now - since);
+    }
+    return oldest;
   }
 
   /** How many entries the table has room for before it must move or grow. */

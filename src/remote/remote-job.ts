@@ -20,6 +20,8 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
    * `lockDuration` has lapsed, whatever the engine says later (see `RemoteSource`).
    */
   confirmedAt = 0;
+  /** When its handler settled and the source began recording its outcome, on the worker's clock. */
+  outcomeSince = 0;
 
   constructor(home: Source<T, R>, remote: RemoteJob<T>) {
     super(home, remote.data, UNTIMED, State.Waiting);

@@ -191,6 +191,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     }
     this.#io++;
     this.#outcomes++;
+    job.outcomeSince = this.host.clock.now();
     this.#call(job, job.state === State.Succeeded ? Call.Complete : Call.Fail);
   }
 
@@ -375,18 +376,58 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     } catch (error) {
       answer = Promise.reject(error);
     }
-    const settled = this.#expectAnswer(`${CALL_NAMES[call]} job ${job.id}`);
+    const expected = this.#expectAnswer(`${CALL_NAMES[call]} job ${job.id}`);
+    // An outcome still unanswered once the lock has lapsed and the engine counts as out of reach
+    // for it (no answer within ANSWER_WITHIN_MS) is given up then (see `#lapse`): a client that
+    // queues commands until Redis is back would hold it, and a stop, for ever. A slow engine that
+    // answers is waited for: what it says (recorded, or the lock lost) is what counts.
+    let over = false;
+    let lapseTimer: ReturnType<typeof setTimeout> | undefined;
+    const watchLapse = (ms: number): void => {
+      lapseTimer = setTimeout(
+        () => {
+          if (over) return;
+          // A renewal sent before this call may have been confirmed since: the lock lasts longer.
+          const left = this.#untilLapse(job);
+          if (left > 0) return watchLapse(left);
+          over = true;
+          expected();
+          this.#lapse(job);
+        },
+        Math.min(MAX_TIMER_MS, ms),
+      );
+      lapseTimer.unref?.(); // the call itself keeps the process alive, or nothing does
+    };
+    if (call !== Call.Release && Number.isFinite(this.remote.lockDuration)) watchLapse(Math.max(ANSWER_WITHIN_MS, this.#untilLapse(job)));
+    const settled = (): boolean => {
+      if (over) return false; // given up already: what the engine says now changes nothing here
+      over = true;
+      clearTimeout(lapseTimer);
+      expected();
+      return true;
+    };
     answer.then(
       () => {
-        settled();
+        if (!settled()) return;
         this.#answered();
         this.#done(job);
       },
       (error: unknown) => {
-        settled();
-        this.#callFailed(job, call, error);
+        if (settled()) this.#callFailed(job, call, error);
       },
     );
+  }
+
+  /**
+   * `job`'s outcome went unrecorded for as long as its lock lasts, and no renewal was confirmed
+   * meanwhile: the engine may have given the job to another consumer (its stalled check), so the
+   * outcome is no longer this worker's to record. The claim counts as lost, and a stop does not
+   * wait for an engine that may never come back.
+   */
+  #lapse(job: RemoteJobRecord<T, R>): void {
+    job.recording = false;
+    this.#lost(job);
+    this.#done(job);
   }
 
   /**
@@ -420,13 +461,43 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       this.#done(job);
       return;
     }
-    // Retried until recorded or the lock is known lost: the job stays held (its claim renewed).
-    // The timer keeps the process alive while the worker may start jobs or a stop (or close)
-    // waits for the outcome; a paused or halted worker holds nothing that does (SPEC 2), and the
-    // lock then lapses in the engine if the process ends.
-    const timer = setTimeout(() => this.#call(job, call), this.outage.backoffMs());
+    const outcome = call !== Call.Release;
+    if (outcome && this.#untilGivenUp(job) <= 0) {
+      this.#lapse(job);
+      return;
+    }
+    // Retried until recorded or the lock is known lost (or lapsed): the job stays held (its
+    // claim renewed). The timer keeps the process alive while the worker may start jobs or a
+    // stop (or close) waits for the outcome; a paused or halted worker holds nothing that does
+    // (SPEC 2), and the lock then lapses in the engine if the process ends. The last try comes
+    // when the outcome would be given up, so a stop waits no longer than that.
+    const timer = setTimeout(
+      () => {
+        // Renewals went on meanwhile: the lock may hold still. If not, no engine confirmed it
+        // since the last try failed, and the outcome is given up.
+        if (outcome && this.#untilGivenUp(job) <= 0) this.#lapse(job);
+        else this.#call(job, call);
+      },
+      Math.max(0, Math.min(this.outage.backoffMs(), outcome ? this.#untilGivenUp(job) : Number.POSITIVE_INFINITY)),
+    );
     const phase = this.core.phase;
     if (phase !== Phase.Started && phase !== Phase.Stopped && this.#closing === undefined) timer.unref?.();
+  }
+
+  /**
+   * Ms until `job`'s outcome, failing to be recorded, is given up (see `#lapse`): once its lock
+   * has lapsed and the engine has had {@link ANSWER_WITHIN_MS} to record it. The lapse is judged
+   * from `confirmedAt`, an early estimate (a claim or renewal sent, not answered), so the engine
+   * is first given the time it has to answer: an outage, not a slow start, gives an outcome up.
+   */
+  #untilGivenUp(job: RemoteJobRecord<T, R>): number {
+    return Math.max(this.#untilLapse(job), job.outcomeSince + ANSWER_WITHIN_MS - this.host.clock.now());
+  }
+
+  /** Ms until `job`'s lock lapses unless a renewal is confirmed: `Infinity` for a lock that does not expire. */
+  #untilLapse(job: RemoteJobRecord<T, R>): number {
+    const lock = this.remote.lockDuration;
+    return Number.isFinite(lock) ? job.confirmedAt + lock - this.host.clock.now() : Number.POSITIVE_INFINITY;
   }
 
   #done(job: RemoteJobRecord<T, R>): void {
