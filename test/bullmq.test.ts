@@ -32,12 +32,34 @@ async function until(what: string, check: () => boolean | Promise<boolean>, boun
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `'stopped'` once `worker.stop()` resolves, if it does within 10 s. */
+function stopWithin10s(worker: { stop(): Promise<void> }): Promise<string> {
+  return within(
+    worker.stop().then(() => 'stopped'),
+    10_000,
+    'stop() still pending after 10 s',
+  );
+}
+
 /** What `promise` settles to within `ms`, else `pending`. */
 function within<V>(promise: Promise<V>, ms: number, pending: string): Promise<V | string> {
   return Promise.race([promise, sleep(ms).then(() => pending)]);
 }
 
 let queueCount = 0;
+
+/**
+ * A Redis server of the test's own (to stop under a worker) holding a queue of `data`, one job
+ * each, whose producer connection is closed already: the caller destroys the server.
+ */
+async function jobsOnARedisOfTheirOwn(prefix: string, data: number[]): Promise<{ own: RedisServer; queue: Queue }> {
+  const own = await RedisServer.start();
+  const queue = new Queue(`${prefix}${++queueCount}`, { connection: own.connection });
+  queue.on('error', () => undefined);
+  await queue.addBulk(data.map((item) => ({ name: 'j', data: item })));
+  await queue.close();
+  return { own, queue };
+}
 
 describe.runIf(available)('BullMQSource on a real Redis', () => {
   let redis: RedisServer;
@@ -321,11 +343,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
   }, 30_000);
 
   it('stop() resolves when Redis went away while the worker idled', async () => {
-    const own = await RedisServer.start();
-    const queue = new Queue(`drop${++queueCount}`, { connection: own.connection });
-    queue.on('error', () => undefined);
-    await queue.add('j', 1);
-    await queue.close();
+    const { own, queue } = await jobsOnARedisOfTheirOwn('drop', [1]);
     const worker = new Worker(() => 'x');
     worker.on('error', () => undefined);
     worker.bindRemote(new BullMQSource(queue.name, { connection: own.connection }), { name: 'r' });
@@ -468,13 +486,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
       expect(ran).toEqual(['child']);
       expect(worker.health().status).toBe('healthy');
       expect(errors).toEqual([]);
-      expect(
-        await within(
-          worker.stop().then(() => 'stopped'),
-          10_000,
-          'stop() still pending after 10 s',
-        ),
-      ).toBe('stopped');
+      expect(await stopWithin10s(worker)).toBe('stopped');
     } finally {
       await flow.close();
     }
@@ -490,11 +502,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     await until('it ran', () => worker.stats().counters.succeeded + worker.stats().counters.failed === 1);
     await sleep(5000);
     const counts = await queue.getJobCounts('active', 'completed', 'failed', 'wait');
-    const outcome = await within(
-      worker.stop().then(() => 'stopped'),
-      10_000,
-      'stop() still pending after 10 s',
-    );
+    const outcome = await stopWithin10s(worker);
     expect({ stillActive: counts.active, outcome }).toEqual({ stillActive: 0, outcome: 'stopped' });
   }, 40_000);
 
@@ -603,24 +611,14 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     expect((await queue.getJobCounts('active')).active).toBe(0);
     expect(worker.health().status).toBe('healthy');
     expect(errors).toEqual([]);
-    expect(
-      await within(
-        worker.stop().then(() => 'stopped'),
-        10_000,
-        'stop() still pending after 10 s',
-      ),
-    ).toBe('stopped');
+    expect(await stopWithin10s(worker)).toBe('stopped');
   }, 40_000);
 
   // SPEC 9: an outcome is retried "until it is recorded or the job's lock is known lost". With
   // Redis gone, BullMQ's client queues the call until it reconnects: the outcome never settled,
   // and stop() waited for it for ever. Unrecorded when its lock lapses, it is given up then.
   it("stop() resolves with Redis down while a finished job's outcome cannot be recorded, once its lock lapses", async () => {
-    const own = await RedisServer.start();
-    const queue = new Queue(`gone${++queueCount}`, { connection: own.connection });
-    queue.on('error', () => undefined);
-    await queue.add('j', 1);
-    await queue.close();
+    const { own, queue } = await jobsOnARedisOfTheirOwn('gone', [1]);
     let finish = (): void => undefined;
     const blocked = new Promise<void>((resolve) => {
       finish = resolve;
@@ -653,11 +651,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
   // waiting for Redis." A release that cannot reach Redis loses nothing (the lock expires and
   // the stalled check hands the job back), yet it is retried forever and holds up stop().
   it('stop() resolves with Redis down while the source holds claimed, unstarted jobs', async () => {
-    const own = await RedisServer.start();
-    const queue = new Queue(`down${++queueCount}`, { connection: own.connection });
-    queue.on('error', () => undefined);
-    await queue.addBulk([1, 2, 3, 4, 5].map((i) => ({ name: 'j', data: i })));
-    await queue.close();
+    const { own, queue } = await jobsOnARedisOfTheirOwn('down', [1, 2, 3, 4, 5]);
     let finish = (): void => undefined;
     const blocked = new Promise<void>((resolve) => {
       finish = resolve;

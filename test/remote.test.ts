@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, LockLostError, LostLocksError, RemoteSourceError, Strategy, TimeoutError, Worker, type Job } from '../src/index.js';
 import { Gate, adapterWithHeldClose, flushMicrotasks } from './helpers.js';
-import { MemoryEngine } from './support/memory-engine.js';
+import { type MemoryAdapter, MemoryEngine } from './support/memory-engine.js';
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -440,24 +440,36 @@ describe('locks', () => {
 });
 
 describe('outcomes an engine out of reach never answers', () => {
-  it('is given up once its lock has lapsed unrenewed and the call went unanswered for 5 s: counted lost, and stop() resolves (a client that queues calls held it for ever)', async () => {
+  /**
+   * One engine job, running on a worker of one slot until `gate` finishes it, claimed through an
+   * adapter with `lockDuration` whose `complete` (and `extend`, if given) `wrap` replaces.
+   */
+  async function oneRunningJob(
+    lockDuration: number,
+    wrap: (calls: {
+      complete: MemoryAdapter<string, unknown>['complete'];
+      extend: MemoryAdapter<string, unknown>['extend'];
+    }) => Partial<Pick<MemoryAdapter<string, unknown>, 'complete' | 'extend'>>,
+  ) {
     const engine = new MemoryEngine();
     engine.add('a');
     const gate = new Gate<string>();
     const worker = new Worker(gate.handler, { concurrency: 1 });
     worker.on('error', () => undefined);
-    const base = engine.adapter<string>({ lockDuration: 1000 });
-    const complete = base.complete.bind(base);
-    const extend = base.extend.bind(base);
-    let down = false;
-    const never = new Promise<never>(() => undefined);
-    const adapter = Object.assign(base, {
-      complete: (...args: Parameters<typeof complete>) => (down ? never : complete(...args)),
-      extend: (...args: Parameters<typeof extend>) => (down ? never : extend(...args)),
-    });
-    const source = worker.bindRemote(adapter);
+    const base = engine.adapter<string>({ lockDuration });
+    const source = worker.bindRemote(Object.assign(base, wrap({ complete: base.complete.bind(base), extend: base.extend.bind(base) })));
     await settle();
     expect(worker.numProcessing).toBe(1);
+    return { engine, gate, worker, source };
+  }
+
+  it('is given up once its lock has lapsed unrenewed and the call went unanswered for 5 s: counted lost, and stop() resolves (a client that queues calls held it for ever)', async () => {
+    let down = false;
+    const never = new Promise<never>(() => undefined);
+    const { engine, gate, worker, source } = await oneRunningJob(1000, ({ complete, extend }) => ({
+      complete: (...args) => (down ? never : complete(...args)),
+      extend: (...args) => (down ? never : extend(...args)),
+    }));
     down = true; // from now on nothing the engine is asked answers
     gate.started[0]?.finish();
     await settle();
@@ -473,19 +485,10 @@ describe('outcomes an engine out of reach never answers', () => {
   });
 
   it('an engine that answers late, past the lock, is waited for: what it says counts (recorded here), nothing is counted lost', async () => {
-    const engine = new MemoryEngine();
-    engine.add('a');
-    const gate = new Gate<string>();
-    const worker = new Worker(gate.handler, { concurrency: 1 });
-    worker.on('error', () => undefined);
-    const base = engine.adapter<string>({ lockDuration: 1000 });
-    const complete = base.complete.bind(base);
-    const adapter = Object.assign(base, {
+    const { engine, gate, worker, source } = await oneRunningJob(1000, ({ complete }) => ({
       // Answers after 3 s: past the lock (1 s), within the 5 s an engine has to answer.
-      complete: (...args: Parameters<typeof complete>) => new Promise<void>((resolve) => setTimeout(() => resolve(complete(...args)), 3000)),
-    });
-    const source = worker.bindRemote(adapter);
-    await settle();
+      complete: (...args) => new Promise<void>((resolve) => setTimeout(() => resolve(complete(...args)), 3000)),
+    }));
     gate.started[0]?.finish();
     await settle();
     const stopping = worker.stop();
@@ -495,38 +498,23 @@ describe('outcomes an engine out of reach never answers', () => {
   });
 
   it('an outcome is always tried: one whose lock reads as lapsed (renewals unanswered) is recorded if the engine takes it', async () => {
-    const engine = new MemoryEngine();
-    engine.add('a');
-    const worker = new Worker(async () => new Promise((resolve) => setTimeout(resolve, 1500)), { concurrency: 1 });
-    worker.on('error', () => undefined);
-    const base = engine.adapter<unknown>({ lockDuration: 1000 });
     // Renewals go unanswered: by its own reckoning the claim has lapsed before the handler ends.
-    const adapter = Object.assign(base, { extend: () => new Promise<never>(() => undefined) });
-    const source = worker.bindRemote(adapter);
-    await settle();
-    await vi.advanceTimersByTimeAsync(1600);
+    const { engine, gate, worker, source } = await oneRunningJob(1000, () => ({ extend: () => new Promise<never>(() => undefined) }));
+    await vi.advanceTimersByTimeAsync(1500);
+    gate.started[0]?.finish();
     await settle();
     expect([engine.completed.size, source.outage.lostLocks]).toEqual([1, 0]);
     await worker.stop();
   });
 
   it('a lock that does not expire keeps its outcome waiting for the engine (nothing lapses)', async () => {
-    const engine = new MemoryEngine();
-    engine.add('a');
-    const gate = new Gate<string>();
-    const worker = new Worker(gate.handler, { concurrency: 1 });
-    worker.on('error', () => undefined);
-    const base = engine.adapter<string>({ lockDuration: Infinity });
-    const complete = base.complete.bind(base);
     let answer: (() => void) | undefined;
-    const adapter = Object.assign(base, {
-      complete: (...args: Parameters<typeof complete>) =>
+    const { engine, gate, worker, source } = await oneRunningJob(Infinity, ({ complete }) => ({
+      complete: (...args) =>
         new Promise<void>((resolve) => {
           answer = () => resolve(complete(...args));
         }),
-    });
-    const source = worker.bindRemote(adapter);
-    await settle();
+    }));
     gate.started[0]?.finish();
     await settle();
     let stopped = false;
