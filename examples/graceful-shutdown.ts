@@ -71,7 +71,10 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   for (const worker of [mailer, reports]) {
     console.log(`${worker.name}: ${worker.status}, ${worker.numPending} job(s) still queued (kept; start() would run them)`);
   }
+  // Exit now, as the README's recipe does: the jobs still queued are kept for a later start(),
+  // and a process left to end by itself would warn that it strands them (QMUX_STRANDED_JOBS).
   // A real service would exit 1 when something was unfinished; the example exits 0 either way.
+  process.exit(0);
 }
 
 process.once('SIGINT', (signal) => void shutdown(signal));

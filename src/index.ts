@@ -33,6 +33,7 @@ export type {
   AddOptions,
   DelayOption,
   JobOptions,
+  KnownWithoutKeys,
   PublishOptions,
   QueueAddAllOptions,
   QueueAddOptions,

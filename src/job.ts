@@ -78,6 +78,8 @@ export interface JobHandle<R> {
   readonly attempts: number;
   /** The latest value its handler reported with `updateProgress`: `undefined` until the first report, kept across retries. */
   readonly progress: JobProgress | undefined;
+  /** Its key in a queue bound with `keys` (`String(key)`, see SPEC 10), else `undefined`. */
+  readonly key: string | undefined;
   /**
    * Resolves with what the handler returned; rejects with the job's last error, or with a
    * {@link CancelledError} when it was cancelled. The same promise is returned on every call.

@@ -549,6 +549,8 @@ export abstract class Source<T = unknown, R = unknown> {
       );
     }
     if (this.host.functions) for (const item of items) checkTaskData(item.data);
+    // The `key` option is checked by each item's keyFor: an empty batch checks it here.
+    if (items.length === 0 && parsed?.key !== undefined) this.keyFor(undefined as T, parsed);
     const names = this.keys === undefined && parsed?.key === undefined ? undefined : items.map((item) => this.keyFor(item.data, parsed) as string);
     const aborted = parsed?.signal?.aborted === true;
     const refused = this.refusal(items.length, undefined, aborted);

@@ -440,7 +440,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   bindQueue(options: QueueBindOptions<T> & { keys: KeysOptions<T> }): Queue<T, R, true>;
+  /** Binds a FIFO queue without `keys`: its key methods and the `key` add option fail to compile. */
   bindQueue(options?: QueueBindOptions<T> & { keys?: undefined }): Queue<T, R, false>;
+  /** Binds a FIFO queue, keyed or not as `options.keys` says at run time. */
   bindQueue(options?: QueueBindOptions<T>): Queue<T, R>;
   bindQueue(options?: QueueBindOptions<T>): Queue<T, R> {
     return this.#bind('bindQueue()', 'queue', options, (name, order) => {
@@ -460,7 +462,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   bindPriorityQueue(options: QueueBindOptions<T> & { keys: KeysOptions<T> }): PriorityQueue<T, R, true>;
+  /** Binds a priority queue without `keys`: its key methods and the `key` add option fail to compile. */
   bindPriorityQueue(options?: QueueBindOptions<T> & { keys?: undefined }): PriorityQueue<T, R, false>;
+  /** Binds a priority queue, keyed or not as `options.keys` says at run time. */
   bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R>;
   bindPriorityQueue(options?: QueueBindOptions<T>): PriorityQueue<T, R> {
     return this.#bind('bindPriorityQueue()', 'priority-queue', options, (name, order) => {

@@ -325,6 +325,8 @@ describe('examples/', () => {
       const expected = EXPECT[file];
       const run = await runExample(file, expected?.args);
       expect(run.code, `exit code; stderr:\n${run.stderr}`).toBe(0);
+      // An example that ends with a warning (a QmuxWarning such as QMUX_STRANDED_JOBS, or Node's own) teaches the wrong ending.
+      expect(run.stderr, 'stderr').not.toMatch(/Warning/);
       expect(run.stdout.trim().length).toBeGreaterThan(0);
       // A program with no entry above is still run: it must exit 0 and print something.
       expected?.check(run.stdout);

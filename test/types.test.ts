@@ -36,6 +36,7 @@ function typeChecks(): void {
   const keyed = strings.bindQueue({ keys: { by: (data) => data.length, weight: (key: string) => key.length } });
   keyed.add('a', { key: 'tenant' });
   keyed.add('a', { key: 7 });
+  assertType<Equal<ReturnType<typeof keyed.add>['key'], string | undefined>>(); // the handle carries its key
   // @ts-expect-error a key is a string or a number
   keyed.add('a', { key: { tenant: 1 } });
   // @ts-expect-error keys.by gets the job data, a string here

@@ -217,6 +217,20 @@ describe('add options', () => {
     expect([a.length, b.length]).toEqual([0, 0]);
   });
 
+  it('the key option is checked by an addAll of no jobs too, as the other options are', () => {
+    const worker = new Worker(noop, { autoRun: false });
+    const plain = worker.bindQueue();
+    const keyed = worker.bindQueue({ keys: {} });
+    const keyedPq = worker.bindPriorityQueue({ keys: {} });
+    expect(() => plain.addAll([], bad<AddOptions>({ key: 'k' }))).toThrow(TypeError);
+    expect(() => worker.bindPriorityQueue().addAll([], bad<AddOptions>({ key: 'k' }))).toThrow(TypeError);
+    for (const key of [Number.NaN, {}]) {
+      expect(() => keyed.addAll([], bad<AddOptions>({ key })), String(key)).toThrow(TypeError);
+      expect(() => keyedPq.addAll([], bad<AddOptions>({ key })), String(key)).toThrow(TypeError);
+    }
+    expect(keyed.addAll([], { key: 'fine' }).handles).toEqual([]);
+  });
+
   it('an unknown key is refused by add, tryAdd, priority-queue add, addAll and publish', () => {
     const worker = new Worker(noop, { autoRun: false });
     const q = worker.bindQueue();
