@@ -16,13 +16,23 @@ import { deferred, flushMicrotasks, type Deferred } from './helpers.js';
  * every waiting job, tells whoever waits, lets nothing escape to the host, and recovers on start().
  */
 
-type Misbehaviour = 'throws' | 'returns undefined' | 'returns an ineligible entry' | 'returns a copy of an entry' | "returns another worker's entry";
+type Misbehaviour =
+  | 'throws'
+  | 'returns undefined'
+  | 'returns an ineligible entry'
+  | 'returns a copy of an entry'
+  | 'returns an object made from an entry'
+  | 'returns a Proxy of an entry'
+  | "returns another worker's entry";
 
 const MISBEHAVIOURS: Misbehaviour[] = [
   'throws',
   'returns undefined',
   'returns an ineligible entry',
   'returns a copy of an entry',
+  // Both pass `instanceof` and read the entry's own fields through it: still not the entry.
+  'returns an object made from an entry',
+  'returns a Proxy of an entry',
   "returns another worker's entry",
 ];
 
@@ -58,6 +68,10 @@ class Switchable {
       }
       case 'returns a copy of an entry':
         return { ...first, name: first.name, index: first.index, eligible: true, length: first.length } as SourceView;
+      case 'returns an object made from an entry':
+        return Object.create(first) as SourceView;
+      case 'returns a Proxy of an entry':
+        return new Proxy(first, {});
       case "returns another worker's entry":
         return foreignEntry as SourceView;
     }
