@@ -71,8 +71,8 @@ export class Topic<in out T = unknown> {
    */
   publish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] {
     if (options !== undefined) this.#checkOptions(options);
-    for (const subscription of this.#subscriptions) subscription.checkData(data); // bad data before room, as bad options
     const id = options?.id;
+    this.#checkData(data, id);
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
       const refused = subscription.refusal(1, undefined, options?.signal?.aborted);
@@ -87,8 +87,8 @@ export class Topic<in out T = unknown> {
    */
   tryPublish(data: T, options?: PublishOptions): readonly JobHandle<unknown>[] | undefined {
     if (options !== undefined) this.#checkOptions(options);
-    for (const subscription of this.#subscriptions) subscription.checkData(data); // bad data before room, as bad options
     const id = options?.id;
+    this.#checkData(data, id);
     for (const subscription of this.#subscriptions) {
       if (id !== undefined && jobWithId(subscription, id) !== undefined) continue;
       if (subscription.refusal(1, undefined, options?.signal?.aborted) !== undefined) return undefined;
@@ -119,6 +119,17 @@ export class Topic<in out T = unknown> {
         `qmux: publish option "transfer" moves the data into one thread, but the topic has ${subscriptions.length} subscriptions; ` +
           'publish without transfer (each gets a copy)',
       );
+    }
+  }
+
+  /**
+   * Refuses data a subscription's worker cannot run (a function worker's must be functions),
+   * before room is looked at, as bad options are. A subscription where `id` is in use gets
+   * nothing new, so its worker has nothing to refuse (as `add` with that id returns the job).
+   */
+  #checkData(data: T, id: string | undefined): void {
+    for (const subscription of this.#subscriptions) {
+      if (id === undefined || jobWithId(subscription, id) === undefined) subscription.checkData(data);
     }
   }
 

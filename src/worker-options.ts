@@ -200,9 +200,9 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
   }
   // Called only once a second source is bound: a bad one would halt the worker then.
   const served = (picker as { served?: unknown }).served;
-  if (served !== undefined && typeof served !== 'function') {
+  if (served != null && typeof served !== 'function') {
     throw new TypeError(
-      `qmux: strategy "${strategy.name}": the picker's served must be a method served(view) or left out, got ${check.describeValue(served)}`,
+      `qmux: strategy "${strategy.name}": the picker's served must be a method served(view) or left out (null counts as left out), got ${check.describeValue(served)}`,
     );
   }
   const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);

@@ -299,6 +299,19 @@ interface Case {
 }
 
 const after = <C>(setup: () => C | Promise<C>, call: (context: C) => unknown): Case => ({ setup, call });
+
+/** A job whose handler runs and never settles, for calls that need a running job. */
+async function aRunningJob(): Promise<Job<number>> {
+  let running: Job<number> | undefined;
+  const worker = new Worker<number, unknown>((job) => {
+    running = job;
+    return new Promise(() => undefined);
+  });
+  worker.bindQueue().add(1);
+  await flushMicrotasks();
+  if (running === undefined) throw new Error('set-up failed: the job did not start');
+  return running;
+}
 const threads = (call: () => unknown): Case => ({ call, realTimers: true });
 
 const worker = (options: unknown) => () => new Worker(noop, bad<never>(options));
@@ -669,20 +682,8 @@ const cases: Record<string, Case | (() => unknown)> = {
     },
     ({ a, entry }) => a.redrive(entry),
   ),
-  'job.updateProgress(value) | `undefined`, while the job runs': after(
-    async () => {
-      let running: Job<number> | undefined;
-      const worker = new Worker<number, unknown>((job) => {
-        running = job;
-        return new Promise(() => undefined);
-      });
-      worker.bindQueue().add(1);
-      await flushMicrotasks();
-      if (running === undefined) throw new Error('set-up failed: the job did not start');
-      return running;
-    },
-    (job: Job<number>) => job.updateProgress(bad<number>(undefined)),
-  ),
+  'job.updateProgress(value) | `undefined`, while the job runs': after(aRunningJob, (job: Job<number>) => job.updateProgress(bad<number>(undefined))),
+  'job.updateProgress(value) | `null`, while the job runs': after(aRunningJob, (job: Job<number>) => job.updateProgress(bad<number>(null))),
   'worker.redrive(entry) | an entry whose source was closed since': after(
     async () => {
       const context = await deadLetter();

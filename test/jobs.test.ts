@@ -915,6 +915,10 @@ describe('function workers', () => {
     expect(() => topic.publish(notTask)).toThrow(message);
     expect(() => topic.tryPublish(notTask)).toThrow(message);
     expect([q.length, pq.length, delivered.length, worker.stats().counters.added, other.stats().counters.added]).toEqual([0, 0, 0, 0, 0]);
+    // A subscription where the publish's id is in use gets nothing new: there is nothing to refuse
+    // (the jobs of the first publish have not started yet: this all runs in one turn).
+    const held = topic.publish((() => 1) as Task<number>, { id: 'once' });
+    expect(topic.publish(notTask, { id: 'once' })).toEqual(held);
     // Bad data comes before room: a full queue still says what is wrong with the data.
     const full = worker.bindQueue({ capacity: 1 });
     full.add(() => new Promise<number>(() => undefined));

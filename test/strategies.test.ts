@@ -444,6 +444,19 @@ describe('Strategy.Priority and the list', () => {
 });
 
 describe('custom strategies', () => {
+  it('a picker whose served is null counts as having none; one that is not a function throws at construction', async () => {
+    const withServed = (served: unknown): Strategy => ({
+      name: 'Served',
+      create: () => ({ pick: (list: readonly SourceView[]) => list.find((view) => view.eligible) as SourceView, served }) as never,
+    });
+    const worker = new Worker((job: Job<number>) => job.data, { strategy: withServed(null) });
+    const [a, b] = [worker.bindQueue(), worker.bindQueue()];
+    expect(await Promise.all([a.add(1).result(), b.add(2).result()])).toEqual([1, 2]);
+    expect(() => new Worker(() => undefined, { strategy: withServed('later') })).toThrow(
+      `qmux: strategy "Served": the picker's served must be a method served(view) or left out (null counts as left out), got "later"`,
+    );
+  });
+
   it('receive SourceViews with name, index, priority, weight, due length, running and eligible', async () => {
     vi.useFakeTimers();
     const log: Seen[][] = [];
