@@ -72,4 +72,17 @@ describe('SampledAdds: the add times of sampled jobs, by seq', () => {
     for (let seq = 99_981; seq <= 100_000; seq++) expect(adds.take(jobOf(seq))).toBe(seq);
     expect(adds.empty).toBe(true);
   });
+
+  it('drops the holes left behind a job that stays: the table follows what waits, not what passed', () => {
+    const adds = new SampledAdds();
+    adds.add(jobOf(1), 1); // stays at the head for good (a priority queue's stuck job)
+    for (let seq = 2; seq <= 100_000; seq++) {
+      adds.add(jobOf(seq), seq);
+      expect(adds.take(jobOf(seq))).toBe(seq); // leaves out of order: a hole behind the head
+    }
+    expect(adds.room).toBeLessThanOrEqual(16);
+    expect(adds.oldestDueAge(200_000)).toBe(199_999);
+    expect(adds.take(jobOf(1))).toBe(1);
+    expect(adds.empty).toBe(true);
+  });
 });

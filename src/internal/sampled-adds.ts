@@ -89,18 +89,31 @@ export class SampledAdds {
 
   /** The table is full up to its end: moves the live part to the front, doubling the room if it is more than half full. */
   #makeRoom(): void {
-    const head = this.#head;
-    const live = this.#tail - head;
-    const room = live * 2 > this.#seqs.length ? this.#seqs.length * 2 : this.#seqs.length;
-    const move = (from: Float64Array<ArrayBuffer>): Float64Array<ArrayBuffer> => {
-      if (room === from.length) return from.copyWithin(0, head, head + live);
-      const to = new Float64Array(room);
-      to.set(from.subarray(head, head + live));
-      return to;
-    };
-    this.#seqs = move(this.#seqs);
-    this.#addedAt = move(this.#addedAt);
-    this.#dueAt = move(this.#dueAt);
+    const seqs = this.#seqs;
+    const tail = this.#tail;
+    // Holes are left out: behind a job that stays (a priority queue's stuck low-priority one),
+    // the jobs that left out of order would otherwise keep their entries, and the table (and
+    // every oldestDueAge scan) would grow with the jobs that passed, not with those that wait.
+    let live = 0;
+    for (let at = this.#head; at < tail; at++) if (seqs[at] !== HOLE) live++;
+    const room = live * 2 > seqs.length ? seqs.length * 2 : seqs.length;
+    const to = room === seqs.length ? undefined : [new Float64Array(room), new Float64Array(room), new Float64Array(room)];
+    const [toSeqs, toAddedAt, toDueAt] = to ?? [seqs, this.#addedAt, this.#dueAt];
+    const addedAt = this.#addedAt;
+    const dueAt = this.#dueAt;
+    let next = 0;
+    // Moving down within the same arrays is safe: `next` never passes `at`.
+    for (let at = this.#head; at < tail; at++) {
+      const seq = seqs[at] as number;
+      if (seq === HOLE) continue;
+      toSeqs[next] = seq;
+      toAddedAt[next] = addedAt[at] as number;
+      toDueAt[next] = dueAt[at] as number;
+      next++;
+    }
+    this.#seqs = toSeqs;
+    this.#addedAt = toAddedAt;
+    this.#dueAt = toDueAt;
     this.#head = 0;
     this.#tail = live;
   }
