@@ -129,7 +129,8 @@ export class Topic<in out T = unknown> {
    */
   #checkData(data: T, id: string | undefined): void {
     for (const subscription of this.#subscriptions) {
-      if (id === undefined || jobWithId(subscription, id) === undefined) subscription.checkData(data);
+      // Only a function worker's subscription refuses data: the others cost no id lookup here.
+      if (subscription.host.functions && (id === undefined || jobWithId(subscription, id) === undefined)) subscription.checkData(data);
     }
   }
 

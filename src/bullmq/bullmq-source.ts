@@ -170,6 +170,10 @@ async function handBackBlocking(worker: BullWorker, pending: Promise<BullJob | u
  * hash field `ats`), while `token` still holds its lock: the job was claimed, never started.
  * BullMQ's `moveToWait` leaves the count as it is, so each hand-back (a pause, a stop, a purge, a
  * surplus claim) counted as a start, and `maxStartedAttempts` failed jobs that never ran.
+ *
+ * Once per claim (its token): a hand-back retried after `moveToWait` failed, or a reply lost and
+ * the command sent again, takes back no second start. A key of its own notes the token it was
+ * done for, for a minute (the job's hash, which BullMQ owns, is left as it is).
  */
 const UNCOUNT_START = `if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 if redis.call('GET', KEYS[3]) == ARGV[1] then return 1 end
@@ -177,9 +181,6 @@ redis.call('SET', KEYS[3], ARGV[1], 'PX', 60000)
 local started = tonumber(redis.call('HGET', KEYS[1], 'ats'))
 if started ~= nil and started > 0 then redis.call('HINCRBY', KEYS[1], 'ats', -1) end
 return 1`;
-// Once per claim (its token): a hand-back retried after moveToWait failed, or a reply lost and
-// the command sent again, takes back no second start. A key of its own notes the token it was
-// done for, for a minute (the job's hash, which BullMQ owns, is left as it is).
 
 /** The Redis clients {@link UNCOUNT_START} is defined on (once each). */
 const uncountDefined = new WeakSet<object>();

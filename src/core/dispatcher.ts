@@ -208,7 +208,6 @@ export class Dispatcher {
     this.now = now;
     let view: SourceView | undefined;
     let source: Source | undefined;
-    let fastPicked = true;
     try {
       const unasked = this.#servedUnasked;
       if (unasked !== undefined) {
@@ -218,16 +217,15 @@ export class Dispatcher {
       const fast = this.#fast;
       if (fast !== undefined) source = fast[PICK_ELIGIBLE](this.eligible, this.list);
       else {
-        fastPicked = false;
         view = this.#picker.pick(this.views);
         source = sourceOfView(view);
       }
     } catch (error) {
       throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${safeString(error)}`, { cause: error });
     }
-    // The entry itself, not a stand-in for it (an object made from it, a Proxy of it): SPEC 4's
-    // "one of the eligible entries" is the object given.
-    if (source === undefined || this.list[source.index] !== source || (fastPicked === false && this.views[source.index] !== view)) {
+    // A custom picker's (`view` set) must be the entry itself, not a stand-in for it (an object
+    // made from it, a Proxy of it): SPEC 4's "one of the eligible entries" is the object given.
+    if (source === undefined || this.list[source.index] !== source || (view !== undefined && this.views[source.index] !== view)) {
       throw new InvariantError(
         'picked-source-in-list',
         `strategy "${this.#strategyName}" returned ${source === undefined && view === undefined ? 'undefined' : 'an entry that is not in the list'}`,
