@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One cell of the "delayed jobs coming due at once" measurement (issue 13), in a fresh process:
 //
-//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..] [handler=immediate] [queue=fifo]
+//   node --expose-gc bench/due-burst.mjs [jobs=1000000] [qmux dir=..] [handler=immediate] [queue=fifo|priority|keyed|floor|floor-drop]
 //
 // `jobs` jobs are added to one queue of a running worker (concurrency 16; a job yields to the
 // event loop, or the whole drain would be one macrotask of microtasks and the loop would block
@@ -22,7 +22,8 @@
 // => setImmediate(resolve))`, which resolves with `undefined`: what is left is qmux's own work.
 //
 // Queues: `fifo` (the default), `bindQueue()`; `priority`, `bindPriorityQueue()` with job i at
-// priority i % 10; `keyed`, `bindQueue({ keys: { by: (i) => i % 100 } })`. A priority or keyed
+// priority i % 10; `keyed`, `bindQueue({ keys: { by: (i) => i % 100 } })`; and two floors that are
+// not qmux, `floor` and `floor-drop` (see `FloorDispatcher`). A priority or keyed
 // queue needs every due job in order before it gives one: the burst moves in batches while the
 // starts wait (see `Promotion.orderBacklog`).
 //
@@ -56,8 +57,60 @@ const queues = {
     return (i, runAt) => q.add(i, { runAt });
   },
 };
+// Floors: not qmux, the least a dispatcher of delayed jobs with a handle per job can do, on the
+// same burst: one array of records in due order, one timer for the first due time, 16 lanes that
+// each take the next record, run the handler and, on its settling, go on. `floor` keeps what the
+// handler resolved with on the record, as a handle that can give its result later must (the
+// records are what `add` returns, and the bench drops them, as it drops qmux's handles);
+// `floor-drop` does not keep it. What `floor` blocks beyond `floor-drop` is the garbage
+// collector's price of keeping results, whoever dispatches.
+class FloorDispatcher {
+  constructor(handler, concurrency, keep) {
+    this.handler = handler;
+    this.concurrency = concurrency;
+    this.keep = keep;
+    this.records = [];
+    this.next = 0;
+    this.running = 0;
+    this.timer = undefined;
+    this.idle = undefined;
+  }
+  add(data, runAt) {
+    const record = { data, runAt, value: undefined, done: false };
+    this.records.push(record);
+    if (this.timer === undefined) this.timer = setTimeout(() => this.fill(), Math.max(0, runAt - Date.now()));
+    return record;
+  }
+  fill() {
+    while (this.running < this.concurrency && this.next < this.records.length) {
+      const record = this.records[this.next];
+      this.records[this.next++] = undefined;
+      this.running++;
+      this.handler(record).then(
+        (value) => this.settle(record, value),
+        (error) => this.settle(record, error),
+      );
+    }
+    if (this.running === 0 && this.next === this.records.length && this.idle !== undefined) this.idle();
+  }
+  settle(record, value) {
+    if (this.keep) record.value = value;
+    record.done = true;
+    this.running--;
+    this.fill();
+  }
+  waitUntilIdle() {
+    if (this.running === 0 && this.next === this.records.length) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.idle = resolve;
+    });
+  }
+}
+const floors = { floor: true, 'floor-drop': false };
 const bindQueue = queues[queueKind];
-if (bindQueue === undefined) throw new Error(`queue must be one of ${Object.keys(queues).join(', ')}, got ${queueKind}`);
+if (bindQueue === undefined && !(queueKind in floors)) {
+  throw new Error(`queue must be one of ${[...Object.keys(queues), ...Object.keys(floors)].join(', ')}, got ${queueKind}`);
+}
 // The longest synchronous run of one timer or immediate callback (qmux's wake-up pass and its
 // promotion turns among them; the microtasks after a callback are not in it): what the
 // promotion itself blocks, apart from GC and the handlers' promise reactions.
@@ -94,14 +147,19 @@ async function burst(n, measure) {
   let ran = 0;
   /** When the first job started (monotonic ms): a priority or keyed queue orders the burst first. */
   let firstStartAt = Number.NaN;
-  const worker = new Worker(
-    (job) => {
-      if (ran++ === 0) firstStartAt = performance.now();
-      return handler(job);
-    },
-    { concurrency: 16 },
-  );
-  const add = bindQueue(worker);
+  const run = (job) => {
+    if (ran++ === 0) firstStartAt = performance.now();
+    return handler(job);
+  };
+  let worker;
+  let add;
+  if (queueKind in floors) {
+    worker = new FloorDispatcher(run, 16, floors[queueKind]);
+    add = (i, runAt) => worker.add(i, runAt);
+  } else {
+    worker = new Worker(run, { concurrency: 16 });
+    add = bindQueue(worker);
+  }
   const before = measure ? mem() : 0;
   // Adding takes a while: aim the due time past the end of the adds (addMs from the warm-up).
   const addStart = Date.now();
