@@ -67,36 +67,41 @@ const queues = {
 class FloorDispatcher {
   constructor(handler, concurrency, keep) {
     this.handler = handler;
-    this.concurrency = concurrency;
     this.keep = keep;
     this.records = [];
     this.next = 0;
     this.running = 0;
     this.timer = undefined;
     this.idle = undefined;
+    // One lane per slot, its callbacks made once (as qmux reuses its awaiters): no closure per job.
+    this.lanes = Array.from({ length: concurrency }, () => new FloorLane(this));
   }
   add(data, runAt) {
-    const record = { data, runAt, value: undefined, done: false };
+    const record = { data, value: undefined, done: false };
     this.records.push(record);
     if (this.timer === undefined) this.timer = setTimeout(() => this.fill(), Math.max(0, runAt - Date.now()));
     return record;
   }
   fill() {
-    while (this.running < this.concurrency && this.next < this.records.length) {
+    while (this.running < this.lanes.length && this.next < this.records.length) {
       const record = this.records[this.next];
       this.records[this.next++] = undefined;
-      this.running++;
-      this.handler(record).then(
-        (value) => this.settle(record, value),
-        (error) => this.settle(record, error),
-      );
+      const lane = this.lanes[this.running++];
+      lane.record = record;
+      this.handler(record).then(lane.settle, lane.settle);
     }
     if (this.running === 0 && this.next === this.records.length && this.idle !== undefined) this.idle();
   }
-  settle(record, value) {
+  settled(lane, value) {
+    const record = lane.record;
+    lane.record = undefined;
     if (this.keep) record.value = value;
     record.done = true;
-    this.running--;
+    // The lane goes back to the free end of the list (lanes past `running` are free).
+    const last = this.lanes[--this.running];
+    const at = this.lanes.indexOf(lane);
+    this.lanes[at] = last;
+    this.lanes[this.running] = lane;
     this.fill();
   }
   waitUntilIdle() {
@@ -106,9 +111,15 @@ class FloorDispatcher {
     });
   }
 }
+class FloorLane {
+  constructor(dispatcher) {
+    this.record = undefined;
+    this.settle = (value) => dispatcher.settled(this, value);
+  }
+}
 const floors = { floor: true, 'floor-drop': false };
-const bindQueue = queues[queueKind];
-if (bindQueue === undefined && !(queueKind in floors)) {
+const bindQueue = Object.hasOwn(queues, queueKind) ? queues[queueKind] : undefined;
+if (bindQueue === undefined && !Object.hasOwn(floors, queueKind)) {
   throw new Error(`queue must be one of ${[...Object.keys(queues), ...Object.keys(floors)].join(', ')}, got ${queueKind}`);
 }
 // The longest synchronous run of one timer or immediate callback (qmux's wake-up pass and its
@@ -153,7 +164,7 @@ async function burst(n, measure) {
   };
   let worker;
   let add;
-  if (queueKind in floors) {
+  if (Object.hasOwn(floors, queueKind)) {
     worker = new FloorDispatcher(run, 16, floors[queueKind]);
     add = (i, runAt) => worker.add(i, runAt);
   } else {
