@@ -22,7 +22,11 @@ export const PROMOTE_BATCH = 1024;
  */
 export const PROMOTE_SLICE_MS = 3;
 
-/** Moves between two readings of the clock for {@link PROMOTE_SLICE_MS} (a power of two, less one). */
+/**
+ * Moves between two readings of the clock for {@link PROMOTE_SLICE_MS} (a power of two, less one).
+ * The first reading is at a turn's first move: it starts the turn's time (see {@link
+ * Promotion.#startSlice}).
+ */
 const SLICE_CHECK_MASK = 63;
 
 /**
@@ -75,27 +79,42 @@ export class Promotion {
   readonly #touched: (source: Source) => void;
   /** Bounds the time a turn's batch takes ({@link PROMOTE_SLICE_MS}); without it, the count alone does. */
   readonly #clock: Clock | undefined;
-  /** When this turn's time for moving is spent, on {@link #clock}. */
-  #sliceEnd = Number.POSITIVE_INFINITY;
+  /** When this turn's time for moving is spent, on {@link #clock}; `NaN` until the turn's first reading. */
+  #sliceEnd = Number.NaN;
 
   constructor(touched: (source: Source) => void, clock?: Clock) {
     this.#touched = touched;
     this.#clock = clock;
   }
 
-  /** A turn's batch begins (a promotion that starts one, or {@link more}): its time starts now. */
+  /**
+   * A turn's batch begins (a promotion that starts one, or {@link more}). Its time starts at its
+   * first reading of the clock, which its first move takes ({@link #sliceSpentAt}): most passes
+   * that promote move nothing in a batch (a FIFO source's due jobs move at their starts; a
+   * worker may hold delayed jobs for later), and read no clock for it.
+   */
   #startSlice(): void {
-    if (this.#clock !== undefined) this.#sliceEnd = this.#clock.now() + PROMOTE_SLICE_MS;
+    this.#sliceEnd = Number.NaN;
   }
 
-  /** Whether this turn's time for moving is spent. */
+  /** Whether this turn's time for moving is spent; its first reading starts that time instead. */
   #sliceSpent(): boolean {
-    return this.#clock !== undefined && this.#clock.now() >= this.#sliceEnd;
+    const clock = this.#clock;
+    if (clock === undefined) return false;
+    const now = clock.now();
+    if (Number.isNaN(this.#sliceEnd)) {
+      this.#sliceEnd = now + PROMOTE_SLICE_MS;
+      return false;
+    }
+    return now >= this.#sliceEnd;
   }
 
-  /** {@link #sliceSpent}, read only once every {@link SLICE_CHECK_MASK} + 1 moves (`moved` so far). */
+  /**
+   * {@link #sliceSpent}, read at the first of `moved` moves so far and then once every {@link
+   * SLICE_CHECK_MASK} + 1: a turn moves at most one job past its time.
+   */
   #sliceSpentAt(moved: number): boolean {
-    return (moved & SLICE_CHECK_MASK) === 0 && this.#sliceSpent();
+    return ((moved - 1) & SLICE_CHECK_MASK) === 0 && this.#sliceSpent();
   }
 
   /**
@@ -149,7 +168,7 @@ export class Promotion {
         moveOne(source);
         budget--;
         moved++;
-        if (sliced && budget > 0 && this.#sliceSpentAt(moved)) {
+        if (sliced && budget > 0 && this.#sliceSpentAt(batch - budget)) {
           budget = 0;
           this.#orderBudget = 0; // the starts of this turn move none either
         }
@@ -189,7 +208,8 @@ export class Promotion {
    * first, so the sequence of starts is the one of a promotion that moved everything at once.
    */
   orderBacklog(list: readonly Source[], now: number): number {
-    if (this.#orderBudget > 0 && this.#sliceSpent()) this.#orderBudget = 0;
+    // The turn's time is checked at the first move (see #sliceSpentAt), not before: a call with
+    // nothing to move reads no clock.
     return this.#moveHeld(list, this.#orderBudget, true, now);
   }
 
