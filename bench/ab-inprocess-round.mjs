@@ -40,3 +40,32 @@ export async function keysRound(Worker, keys, jobs, concurrency) {
   const spent = process.cpuUsage(before);
   return ((spent.user + spent.system) * 1000) / jobs;
 }
+
+/**
+ * The no-op cell with one delayed job waiting an hour in the same queue, as a worker that holds
+ * scheduled jobs runs the others: every pass then reads the clock for what may have come due.
+ * `jobs` no-op jobs on a fresh worker, then the held job is cancelled: CPU ns per job.
+ */
+export async function heldRound(Worker, jobs, concurrency) {
+  let startsLeft = jobs;
+  let allStarted;
+  const started = new Promise((resolve) => {
+    allStarted = resolve;
+  });
+  const worker = new Worker(
+    () => {
+      if (--startsLeft === 0) allStarted();
+      return Promise.resolve();
+    },
+    { concurrency },
+  );
+  const queue = worker.bindQueue();
+  const held = queue.add(-1, { delay: 3_600_000 });
+  const before = process.cpuUsage();
+  for (let i = 0; i < jobs; i++) queue.add(i);
+  await started;
+  held.cancel();
+  await worker.waitUntilIdle();
+  const spent = process.cpuUsage(before);
+  return ((spent.user + spent.system) * 1000) / jobs;
+}
