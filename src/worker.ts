@@ -713,7 +713,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     try {
       // One clock reading per start: what is due, which rate windows are open, and the time a
       // start is recorded at are judged at the same instant. A synchronous handler may take a
-      // while, so the clock is read again after each start (only while time matters at all).
+      // while, so the clock is read again after each start, while time matters at all and a
+      // slot is free for another (with every slot busy the next start waits for a finish, and
+      // the pass that finish runs reads the clock itself).
       let now = core.needsClock ? this.#clock.now() : UNTIMED;
       if (core.deadlines.length > 0) this.#expire(now);
       if (core.phase === Phase.Started) {
@@ -721,7 +723,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         for (let job = core.next(now); job !== undefined; job = core.next(now)) {
           emitJob(this, 'active', job); // once the start is complete
           this.#run(job);
-          if (core.needsClock) {
+          if (core.slotsInUse < core.concurrency && core.needsClock) {
             now = this.#clock.now();
             core.promote(now);
           }
@@ -1009,7 +1011,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #rearm(): void {
     const at = this.#core.wakeAt();
     if (at === Infinity) this.#timer.disarm();
-    else this.#timer.arm(at, this.#clock.now());
+    else this.#timer.arm(at, this.#clock);
   }
 }
 

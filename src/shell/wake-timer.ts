@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
 
 /**
@@ -20,8 +21,11 @@ export class WakeTimer {
     };
   }
 
-  /** Arms for `at` (`Infinity`: disarms), on the clock that read `now`. */
-  arm(at: number, now: number): void {
+  /**
+   * Arms for `at` (`Infinity`: disarms), on `clock`. The clock is read only when the timer is
+   * set: a worker holding a delayed job re-arms after every pass, for the same time.
+   */
+  arm(at: number, clock: Clock): void {
     if (at === Infinity) {
       this.disarm();
       return;
@@ -30,6 +34,7 @@ export class WakeTimer {
       if (this.#at <= at) return;
       clearTimeout(this.#timer);
     }
+    const now = clock.now();
     // A due time further away than a timer can wait (runAt next year) is reached in steps: the
     // timer fires early, the pass finds nothing due and arms the next step. Whole milliseconds,
     // rounded up, so that the timer never fires before the deadline it is for.
