@@ -53,3 +53,24 @@ describe('an emit nobody hears is skipped', () => {
     expect(heard).toEqual([1, 2]);
   });
 });
+
+describe('the clock is read once per job while a delayed job waits', () => {
+  it('a pass does not read it again after a start that took the last free slot', async () => {
+    const n = 1000;
+    const worker = new Worker(async (_job) => undefined, { concurrency: 4 });
+    const q = worker.bindQueue();
+    const held = q.add('later', { delay: 3_600_000 });
+    for (let i = 0; i < n; i++) q.add(i);
+    const readings = vi.spyOn(performance, 'now');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(worker.stats().counters.succeeded).toBe(n);
+    expect(q.delayed.length).toBe(1); // the held job still waits
+    // One reading per pass, that is per job (a sampled job, 1 in 64, takes two more for its
+    // timing); reading after every start as well made it two per job.
+    expect(readings.mock.calls.length).toBeGreaterThanOrEqual(n);
+    expect(readings.mock.calls.length).toBeLessThan(1.1 * n);
+    readings.mockRestore();
+    held.cancel();
+    await worker.waitUntilIdle();
+  });
+});
