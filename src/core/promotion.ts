@@ -110,8 +110,8 @@ export class Promotion {
   }
 
   /**
-   * {@link #sliceSpent}, read at the first of `moved` moves so far and then once every {@link
-   * SLICE_CHECK_MASK} + 1: a turn moves at most one job past its time.
+   * {@link #sliceSpent}, read at a turn's first move and then once every {@link SLICE_CHECK_MASK}
+   * + 1 (`moved`: its moves so far, this one counted): a turn moves at most one job past its time.
    */
   #sliceSpentAt(moved: number): boolean {
     return ((moved - 1) & SLICE_CHECK_MASK) === 0 && this.#sliceSpent();
