@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DASHBOARD_CSP, dashboardPage } from './admin/dashboard-page.js';
+import { dashboardCsp, dashboardPage } from './admin/dashboard-page.js';
 import { InvalidStateError } from './errors.js';
 import * as check from './internal/validate.js';
 import { METRICS_CONTENT_TYPE } from './metrics.js';
@@ -107,9 +107,8 @@ interface Reply {
   headers?: Record<string, string>;
 }
 
-const PAGE_HEADERS = {
+const PAGE_HEADERS: Record<string, string> = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': DASHBOARD_CSP,
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
@@ -125,6 +124,7 @@ async function handle(registry: Registry, req: IncomingMessage, readOnly: boolea
 
   if (parts.length === 0) {
     allow(method, 'GET');
+    PAGE_HEADERS['content-security-policy'] ??= dashboardCsp();
     return { status: 200, text: page, headers: PAGE_HEADERS };
   }
   if (parts.length === 1 && parts[0] === 'metrics') {

@@ -1,13 +1,14 @@
-import { statSync, type Stats } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import type * as fs from 'node:fs';
+import type * as os from 'node:os';
+import type * as path from 'node:path';
+import type * as nodeUrl from 'node:url';
 import { checkTimeout } from './add-options.js';
 import * as check from './internal/validate.js';
 import type { Job } from './job.js';
 import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
+import { nodeBuiltin } from './shell/host.js';
 
 /**
  * A handler: does one job. It may return a value or a promise; throwing or rejecting fails the job.
@@ -71,13 +72,17 @@ const URL_LIKE = /^(?:[a-z][a-z\d+.-]+:\/\/|data:)/i;
  * A relative path is resolved against the current directory.
  */
 function handlerModule(handler: URL | string): string {
+  // Node-only, loaded here rather than at module load: the root entry stays browser-safe (SPEC 14).
+  const { statSync } = nodeBuiltin<typeof fs>('node:fs', 'a threads worker');
+  const { resolve: resolvePath } = nodeBuiltin<typeof path>('node:path', 'a threads worker');
+  const { fileURLToPath, pathToFileURL } = nodeBuiltin<typeof nodeUrl>('node:url', 'a threads worker');
   if (handler === '') throw new TypeError('qmux: new Worker(handler): a handler module path must be a non-empty string, got ""');
   const url =
     handler instanceof URL ? handler : handler.startsWith('file:') || URL_LIKE.test(handler) ? new URL(handler) : pathToFileURL(resolvePath(handler));
   if (url.protocol !== 'file:') {
     throw new TypeError(`qmux: new Worker(handler): a handler module URL must be a file: URL (threads load modules from disk), got ${url.href}`);
   }
-  let stats: Stats;
+  let stats: fs.Stats;
   try {
     stats = statSync(fileURLToPath(url));
   } catch (error) {
@@ -188,7 +193,7 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
     options?.concurrency === undefined
       ? threadModule === undefined
         ? 1
-        : Math.min(availableParallelism(), MAX_THREADS)
+        : Math.min(nodeBuiltin<typeof os>('node:os', 'a threads worker').availableParallelism(), MAX_THREADS)
       : threadModule === undefined
         ? check.positiveIntOrInfinity('worker option "concurrency"', options.concurrency)
         : checkThreadCount('worker option "concurrency"', options.concurrency);

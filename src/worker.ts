@@ -30,6 +30,7 @@ import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
 import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
+import { runSoon } from './shell/host.js';
 import { WakeTimer } from './shell/wake-timer.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -340,8 +341,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // A 'halted' listener that restarts a worker whose strategy keeps throwing must not spin
     // halt, start, pass in microtasks forever: a second recovery in one macrotask waits for the
     // next one, so timers and I/O always get their turn.
-    if (recovering && this.#recoveries++ === 0) setImmediate(this.#endRecoveryTurn);
-    if (recovering && this.#recoveries > 1) setImmediate(this.#passTask);
+    if (recovering && this.#recoveries++ === 0) runSoon(this.#endRecoveryTurn);
+    if (recovering && this.#recoveries > 1) runSoon(this.#passTask);
     else this.#schedulePass();
     this.#settle();
   }
@@ -742,7 +743,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #schedulePromotion(): void {
     if (this.#promotionScheduled) return;
     this.#promotionScheduled = true;
-    setImmediate(this.#promotionTask);
+    runSoon(this.#promotionTask);
   }
 
   #promoteBatch(): void {

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import type * as crypto from 'node:crypto';
+import { nodeBuiltin } from '../shell/host.js';
 
 /**
  * The dashboard the admin handler serves at `GET /` (SPEC 11): one self-contained page, inline
@@ -316,6 +317,7 @@ refresh();
 `;
 
 function sha256(text: string): string {
+  const { createHash } = nodeBuiltin<typeof crypto>('node:crypto', 'the admin dashboard');
   return `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 }
 
@@ -325,15 +327,20 @@ function sha256(text: string): string {
  *
  * @internal
  */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  `script-src ${sha256(SCRIPT)}`,
-  `style-src ${sha256(STYLE)}`,
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function dashboardCsp(): string {
+  cspText ??= [
+    "default-src 'none'",
+    `script-src ${sha256(SCRIPT)}`,
+    `style-src ${sha256(STYLE)}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  return cspText;
+}
+/** Computed on first use: hashing needs node:crypto, which the root entry must not load (SPEC 14). */
+let cspText: string | undefined;
 
 /** The page, with or without its controls. @internal */
 export function dashboardPage(readOnly: boolean): string {

@@ -1,5 +1,6 @@
 import type { Core } from '../core/core.js';
 import { Phase, type WorkerStatus } from '../core/worker-state.js';
+import { hostWarning, onBeforeExit } from './host.js';
 
 /**
  * No silent exit (SPEC 2). A worker that may not start jobs holds nothing that keeps the process
@@ -35,7 +36,7 @@ export function watchExit(watch: ExitWatch, name: string, core: Core): void {
   collected.register(watch, ref);
   if (!listening) {
     listening = true;
-    process.on('beforeExit', warnAboutStrandedJobs);
+    onBeforeExit(warnAboutStrandedJobs);
   }
 }
 
@@ -102,7 +103,7 @@ export function warnAboutStrandedJobs(): void {
     if (watch.warned.includes(status)) continue;
     watch.warned.push(status);
     const jobs = stranded === 1 ? '1 waiting job' : `${stranded} waiting jobs`;
-    process.emitWarning(
+    hostWarning(
       `worker "${watch.name}" is ${status} with ${jobs} that it may not start, and the process is about to exit without running them; ` +
         `${hint(status)} (or purge() their sources to drop them)`,
       { type: 'QmuxWarning', code: 'QMUX_STRANDED_JOBS' },

@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { WorkerEvents } from '../events.js';
 import { isError, messageOf, safeString } from '../internal/describe.js';
+import { hostWarning } from './host.js';
 
 /** What reporting a fault needs of a worker. @internal */
 export interface FaultSink {
@@ -46,7 +47,7 @@ function warn(worker: FaultSink, error: unknown, what: string): void {
       // a getter that throws: the message above stands
     }
   }
-  process.emitWarning(message, {
+  hostWarning(message, {
     type: 'QmuxWarning',
     detail: `worker "${worker.name}": ${what}; listen to its "error" event to handle this.${stack}`,
   });
