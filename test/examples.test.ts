@@ -3,6 +3,9 @@
  * what it promises. Examples import 'qmux', which resolves to dist/ through the package's own
  * `exports` (npm test builds dist first). They run one at a time: several are timing demos, and
  * the machine has 2 cores. Assertions stick to what does not depend on scheduling.
+ *
+ * Those that need neither threads, Redis nor a browser run again on Bun and on Deno (SPEC 14),
+ * which must print the same lines as Node did, numbers aside (see `shape`).
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_MISSING_NOTICE, redisRequired, redisServerInstalled } from './support/redis-server.js';
+import { OTHER_RUNTIMES, runtimeMissingNotice, runtimesRequired, type OtherRuntime } from './support/runtimes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EXAMPLES = join(ROOT, 'examples');
@@ -25,11 +29,14 @@ interface Run {
   stderr: string;
 }
 
-function runExample(file: string, args: string[] = []): Promise<Run> {
+/** Runs an example with Node (through tsx), or with Bun or Deno, which run TypeScript themselves. */
+function runExample(file: string, args: string[] = [], runtime?: OtherRuntime): Promise<Run> {
+  const script = join(EXAMPLES, file);
+  const [binary, argv] = runtime?.binary === undefined ? [process.execPath, ['--import', 'tsx', script]] : [runtime.binary, runtime.args(script)];
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
-      ['--import', 'tsx', join(EXAMPLES, file), ...args],
+      binary,
+      [...argv, ...args],
       { cwd: ROOT, timeout: PER_EXAMPLE_TIMEOUT_MS, maxBuffer: 10 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
@@ -324,6 +331,7 @@ describe('examples/', () => {
     async (file) => {
       const expected = EXPECT[file];
       const run = await runExample(file, expected?.args);
+      printedOnNode.set(file, run.stdout);
       expect(run.code, `exit code; stderr:\n${run.stderr}`).toBe(0);
       // An example that ends with a warning (a QmuxWarning such as QMUX_STRANDED_JOBS, or Node's own) teaches the wrong ending.
       expect(run.stderr, 'stderr').not.toMatch(/Warning/);
@@ -332,6 +340,52 @@ describe('examples/', () => {
       expected?.check(run.stdout);
     },
     PER_EXAMPLE_TIMEOUT_MS + 10_000,
+  );
+});
+
+/** Examples that run threads, Redis or a browser: Bun and Deno are not asked to run them (SPEC 14). */
+const NODE_ONLY = new Set(['threads-cpu.ts', 'bullmq-shared.ts', 'dashboard.ts']);
+/** Examples whose lines come in the order their commands happen to finish: compared as sets of distinct lines. */
+const ORDER_BY_TIMING = new Set(['cli-throttle.ts']);
+/** What each example printed on Node in the test above, to compare Bun's and Deno's with. */
+const printedOnNode = new Map<string, string>();
+
+/**
+ * The lines of an example's output with what timing decides taken out: each number (with its
+ * unit, or the dash of an empty cell) reads `#`, runs of spaces (column padding) read as one, and a
+ * line repeated on the next (a table row per tick) counts once.
+ */
+function shape(text: string): string[] {
+  const shaped = lines(text).map((line) =>
+    line
+      .replace(/\d+(?:\.\d+)?(?:ms|s|%)?|(?<=\s|^)-(?=\s|$)/g, '#')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
+  return shaped.filter((line, at) => at === 0 || line !== shaped[at - 1]);
+}
+
+describe.each(OTHER_RUNTIMES)('examples/ on $name', (runtime) => {
+  const portable = programs.filter((file) => !NODE_ONLY.has(file));
+  if (runtime.binary === undefined && !runtimesRequired) {
+    console.warn(runtimeMissingNotice(runtime));
+    it.skip(`${runtime.name} is not available`, () => {});
+    return;
+  }
+  it.each(portable)(
+    `%s prints on ${runtime.name} what it prints on Node`,
+    async (file) => {
+      expect(runtime.binary, runtimeMissingNotice(runtime)).toBeDefined();
+      const expected = EXPECT[file];
+      const onNode = printedOnNode.get(file) ?? (await runExample(file, expected?.args)).stdout;
+      const run = await runExample(file, expected?.args, runtime);
+      expect(run.code, `exit code; stderr:\n${run.stderr}`).toBe(0);
+      const distinct = (text: string): string[] => [...new Set(shape(text))].sort();
+      if (ORDER_BY_TIMING.has(file)) expect(distinct(run.stdout)).toEqual(distinct(onNode));
+      else expect(shape(run.stdout)).toEqual(shape(onNode));
+      expected?.check(run.stdout);
+    },
+    2 * PER_EXAMPLE_TIMEOUT_MS + 10_000,
   );
 });
 
