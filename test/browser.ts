@@ -16,6 +16,9 @@ export function hasChromium(): boolean {
   return existsSync(CHROMIUM);
 }
 
+/** Whether a missing browser fails the tests that need one (QMUX_REQUIRE_BROWSER=1, as CI sets) rather than skipping them. */
+export const browserRequired: boolean = process.env.QMUX_REQUIRE_BROWSER === '1';
+
 /** What to say when it is not. */
 export const NO_CHROMIUM = `no browser at ${CHROMIUM}: install it with \`apt-get install chromium\` (QMUX_REQUIRE_BROWSER=1 makes this a failure)`;
 

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { BroadcastChannel, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
-import { kQueueOptions, Tinypool, type Task, type TaskQueue, type TinypoolWorker } from 'tinypool';
+import type { BroadcastChannel, ResourceLimits, TransferListItem } from 'node:worker_threads';
+import type { kQueueOptions, Task, TaskQueue, Tinypool, TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
 import * as check from '../internal/validate.js';
 import type { JobProgress, JobRecord } from '../job.js';
@@ -90,6 +89,25 @@ export function isThreadCrash(error: unknown): boolean {
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
 
+/**
+ * tinypool, loaded when the first thread pool is made rather than with this module: the root
+ * entry, which imports this file, must load nothing Node-only (SPEC 14).
+ */
+let tinypool: typeof import('tinypool') | undefined;
+let tinypoolLoading: Promise<unknown> | undefined;
+/**
+ * In a variable, so that a bundler for the browser does not follow it (threads cannot run there,
+ * nor in one bundled file: a thread loads `thread-entry.js` from disk).
+ */
+const TINYPOOL = 'tinypool';
+
+function loadTinypool(): Promise<unknown> {
+  tinypoolLoading ??= (import(TINYPOOL) as Promise<typeof import('tinypool')>).then((module) => {
+    tinypool = module;
+  });
+  return tinypoolLoading;
+}
+
 /** The most threads one worker may have (the shared abort table has this many cells). */
 export const MAX_THREADS = 1024;
 
@@ -167,7 +185,10 @@ function describe(value: unknown): string {
 }
 
 /** What goes to tinypool per job: the task, and (under a symbol, which structured cloning skips) its job. */
-type PoolTask = ThreadTask & { [kQueueOptions]: JobRecord };
+type PoolTask = ThreadTask & { [K in typeof kQueueOptions]: JobRecord };
+
+/** In `#beforeLoad`: the job was not aborted. */
+const RUNS = Symbol('runs');
 
 /**
  * tinypool's queue of tasks handed over while no thread was ready to take them (qmux never hands
@@ -202,7 +223,7 @@ class StartQueue implements TaskQueue {
 
   /** Takes out the task of `job`, if it is still waiting here. */
   take(job: JobRecord): Task | undefined {
-    const index = this.#tasks.findIndex((task) => task[kQueueOptions] === job);
+    const index = this.#tasks.findIndex((task) => task[(tinypool as typeof import('tinypool')).kQueueOptions] === job);
     return index < 0 ? undefined : this.#tasks.splice(index, 1)[0];
   }
 }
@@ -261,7 +282,9 @@ export class ThreadPool {
   readonly #onProgress: (job: JobRecord, value: JobProgress) => void;
   /** Where threads send `ctx.updateProgress` reports; open while the pool is. */
   #reports: BroadcastChannel | undefined = undefined;
-  readonly #reportsName = `qmux-progress-${randomUUID()}`;
+  readonly #reportsName = `qmux-progress-${globalThis.crypto.randomUUID()}`;
+  /** Jobs given to `run` before tinypool had loaded, with what aborted them meanwhile (or `RUNS`). */
+  readonly #beforeLoad = new Map<JobRecord, unknown>();
   readonly #onReport = (event: unknown): void => this.#recordReport((event as { data: ProgressReport }).data);
   readonly #freeCells: number[] = [];
   #nextCell = 0;
@@ -278,6 +301,8 @@ export class ThreadPool {
     this.#maxThreads = maxThreads;
     this.#options = options;
     this.#onPoolError = onPoolError;
+    // Made with the worker: jobs added at once find it loaded, or soon. A failure is each job's.
+    loadTinypool().catch(() => {});
   }
 
   /**
@@ -288,7 +313,8 @@ export class ThreadPool {
    * instead learns which thread runs each cell's task through shared memory and ends that thread.
    */
   run(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
-    const pool = (this.#pool ??= this.#createPool());
+    if (tinypool === undefined) return this.#runOnceLoaded(job, transfer);
+    const pool = (this.#pool ??= this.#createPool(tinypool));
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
     Atomics.store(this.#shared, cell, 0);
     Atomics.store(this.#shared, MAX_THREADS + cell, 0);
@@ -305,7 +331,7 @@ export class ThreadPool {
       key: job.key,
       cell,
       seq,
-      [kQueueOptions]: job,
+      [tinypool.kQueueOptions]: job,
     };
     const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
@@ -315,6 +341,25 @@ export class ThreadPool {
         return value;
       },
       (error: unknown) => this.#failed(job, error),
+    );
+  }
+
+  /** `run`, for the first jobs of a process: once tinypool has loaded, unless aborted meanwhile. */
+  #runOnceLoaded(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
+    this.#beforeLoad.set(job, RUNS);
+    return loadTinypool().then(
+      () => {
+        const aborted = this.#beforeLoad.get(job);
+        this.#beforeLoad.delete(job);
+        // The pool is made as it would have been without the wait (it starts minThreads threads).
+        this.#pool ??= this.#createPool(tinypool as typeof import('tinypool'));
+        if (aborted !== RUNS) throw asError(aborted);
+        return this.run(job, transfer);
+      },
+      (error: unknown) => {
+        this.#beforeLoad.delete(job);
+        throw new ThreadStartError(error);
+      },
     );
   }
 
@@ -343,6 +388,10 @@ export class ThreadPool {
    * `#createPool`), which runs it at once: no task waits in a thread that may never start.
    */
   abort(job: JobRecord, reason: unknown): void {
+    if (this.#beforeLoad.has(job)) {
+      this.#beforeLoad.set(job, reason);
+      return;
+    }
     const cell = this.#cellOf.get(job);
     const pool = this.#pool;
     if (cell === undefined || pool === undefined) return;
@@ -473,10 +522,11 @@ export class ThreadPool {
     if (pool !== undefined) await endPool(pool);
   }
 
-  #createPool(): Tinypool {
+  #createPool({ Tinypool }: typeof import('tinypool')): Tinypool {
     const maxThreads = this.#maxThreads;
     if (this.#reports === undefined) {
-      const reports = new BroadcastChannel(this.#reportsName);
+      // The global one (Node >= 18) is node:worker_threads' BroadcastChannel, without importing it.
+      const reports = new globalThis.BroadcastChannel(this.#reportsName) as BroadcastChannel;
       reports.onmessage = this.#onReport;
       reports.unref(); // a running task keeps the process alive, not the channel
       this.#reports = reports;
@@ -584,7 +634,7 @@ export class ThreadPool {
     let stranded = queue.size - threads.filter((other) => !this.#ready.has(other)).length;
     for (; stranded > 0; stranded--) {
       const task = queue.shift() as Task;
-      this.#takenBack.set(task[kQueueOptions] as JobRecord, new ThreadStartError(error));
+      this.#takenBack.set(task[(tinypool as typeof import('tinypool')).kQueueOptions] as JobRecord, new ThreadStartError(error));
       task.cancel();
     }
     if (threads.length === 0) {
