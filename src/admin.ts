@@ -31,7 +31,7 @@ export interface AdminOptions {
    * name and its subdomains), or `true` to answer any name when a proxy in front checks it.
    * Default: none.
    */
-  allowedHosts?: AllowedHosts;
+  allowedHosts?: readonly string[] | true;
 }
 
 /**
