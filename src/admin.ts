@@ -83,7 +83,8 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  *
  * Errors are JSON `{ "error": "..." }`: 400 for a malformed request, 404 for an unknown path or
  * worker, 405 for a wrong method, 409 for an action the worker's state forbids, 413 for a body
- * over 64 KiB (and the connection is closed), 403 for a mutating route of a `readOnly` handler.
+ * over 64 KiB (and the connection is closed), 403 for a mutating route of a `readOnly` handler
+ * or one a page on another site could have sent, 421 for a `Host` that is not the handler's.
  *
  * It has no authentication of its own: mount it behind yours, since it can stop your workers.
  * It still refuses what any web page in a browser could send it (SPEC 11): a request whose `Host`
