@@ -29,7 +29,8 @@ console.log('admin API listening on 127.0.0.1 (a free port)\n');
 
 /** One request; prints the method, path, status and the body (trimmed to what is worth showing). */
 async function show(method: string, path: string, body?: unknown, pick?: (json: any) => unknown): Promise<void> {
-  const init: RequestInit = { method };
+  // A route that changes a worker needs this content type: a form on another site cannot send it.
+  const init: RequestInit = { method, headers: { 'content-type': 'application/json' } };
   if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
   const response = await fetch(`http://127.0.0.1:${port}${path}`, init);
   const json = await response.json();

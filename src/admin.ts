@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AllowedHosts, checkAllowedHosts, hostRefusal, isAllowedHost } from './admin/allowed-hosts.js';
+import { crossSiteRefusal } from './admin/cross-site.js';
 import { dashboardCsp, dashboardPage } from './admin/dashboard-page.js';
 import { InvalidStateError } from './errors.js';
 import * as check from './internal/validate.js';
@@ -21,6 +23,15 @@ export interface AdminOptions {
    * answers 403. Default `false`.
    */
   readOnly?: boolean;
+  /**
+   * More host names to answer. The handler answers a request only when its `Host` header is an
+   * IP address, `localhost` or a name under `.localhost`, or is listed here; any other gets 421
+   * (a page whose name was turned to your address by DNS rebinding sends its own name). List the
+   * names it is reached by (`["admin.example"]`; a leading dot, `".corp.example"`, allows the
+   * name and its subdomains), or `true` to answer any name when a proxy in front checks it.
+   * Default: none.
+   */
+  allowedHosts?: readonly string[] | true;
 }
 
 /**
@@ -39,7 +50,7 @@ function checkRegistry(registry: unknown): void {
   }
 }
 
-const ADMIN_OPTIONS = ['readOnly'] as const;
+const ADMIN_OPTIONS = ['readOnly', 'allowedHosts'] as const;
 
 /** An HTTP error with the status to answer. */
 class HttpError extends Error {
@@ -72,8 +83,15 @@ const ACTIONS = new Set(['pause', 'resume', 'start', 'stop']);
  *
  * Errors are JSON `{ "error": "..." }`: 400 for a malformed request, 404 for an unknown path or
  * worker, 405 for a wrong method, 409 for an action the worker's state forbids, 413 for a body
- * over 64 KiB, 403 for a mutating route of a `readOnly` handler. It has no authentication of
- * its own: mount it behind yours, since it can stop your workers.
+ * over 64 KiB (and the connection is closed), 403 for a mutating route of a `readOnly` handler
+ * or one a page on another site could have sent, 421 for a `Host` that is not the handler's.
+ *
+ * It has no authentication of its own: mount it behind yours, since it can stop your workers.
+ * It still refuses what any web page in a browser could send it (SPEC 11): a request whose `Host`
+ * is not one of its own names gets 421 (see {@link AdminOptions.allowedHosts}), and a mutating
+ * route (`POST`, `PUT`) answers 403 unless its `Content-Type` is `application/json` and its
+ * `Origin` and `Sec-Fetch-Site`, when sent, say it comes from the handler's own origin. Its
+ * dashboard sends all that; a script sends `Content-Type: application/json`.
  *
  * @example
  * ```ts
@@ -88,9 +106,10 @@ export function createAdminHandler(registry: Registry, options?: AdminOptions): 
   check.optionsObject('createAdminHandler options', options);
   if (options !== undefined) check.knownFields('createAdminHandler options', options, ADMIN_OPTIONS);
   const readOnly = options?.readOnly === undefined ? false : check.boolean('createAdminHandler option "readOnly"', options.readOnly);
+  const allowedHosts: AllowedHosts = options?.allowedHosts === undefined ? [] : checkAllowedHosts(options.allowedHosts);
   const page = dashboardPage(readOnly);
   return (req, res) => {
-    handle(registry, req, readOnly, page)
+    handle(registry, req, readOnly, allowedHosts, page)
       .then((reply) => (reply.text === undefined ? send(res, reply.status, reply.body) : sendText(res, reply.status, reply.text, reply.headers)))
       .catch((error: unknown) => {
         if (error instanceof HttpError) send(res, error.status, { error: error.message }, error.headers);
@@ -114,7 +133,8 @@ const PAGE_HEADERS: Record<string, string> = {
   'referrer-policy': 'no-referrer',
 };
 
-async function handle(registry: Registry, req: IncomingMessage, readOnly: boolean, page: string): Promise<Reply> {
+async function handle(registry: Registry, req: IncomingMessage, readOnly: boolean, allowedHosts: AllowedHosts, page: string): Promise<Reply> {
+  if (!isAllowedHost(req.headers.host, allowedHosts)) throw new HttpError(421, hostRefusal(req.headers.host));
   const method = req.method ?? 'GET';
   const path = requestPath(req.url ?? '/');
   const parts = path
@@ -145,7 +165,11 @@ async function handle(registry: Registry, req: IncomingMessage, readOnly: boolea
     return { status: health.status === 'healthy' ? 200 : 503, body: health };
   }
   if (parts[0] !== 'workers') throw new HttpError(404, `no such path: ${path}`);
-  if (readOnly && isMutation(method, parts)) throw new HttpError(403, 'this admin handler is read-only: it changes no worker');
+  if (isMutation(method, parts)) {
+    if (readOnly) throw new HttpError(403, 'this admin handler is read-only: it changes no worker');
+    const refusal = crossSiteRefusal(req.headers);
+    if (refusal !== undefined) throw new HttpError(403, refusal);
+  }
   if (parts.length === 1) {
     allow(method, 'GET');
     const workers = registry.names().map((name) => summary(registry.get(name) as Worker<never, unknown>));
@@ -247,7 +271,9 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, `request body over ${MAX_BODY} bytes`);
+    // The rest of the body is not read: the connection must close, or its next request would
+    // wait behind the unread bytes for an answer that never comes.
+    if (size > MAX_BODY) throw new HttpError(413, `request body over ${MAX_BODY} bytes`, { connection: 'close' });
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');

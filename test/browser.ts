@@ -22,8 +22,11 @@ export const browserRequired: boolean = process.env.QMUX_REQUIRE_BROWSER === '1'
 /** What to say when it is not. */
 export const NO_CHROMIUM = `no browser at ${CHROMIUM}: install it with \`apt-get install chromium\` (QMUX_REQUIRE_BROWSER=1 makes this a failure)`;
 
-/** A browser with its own throwaway profile; `close()` ends it and removes the profile. */
-export async function launchChromium(): Promise<{ browser: Browser; close(): Promise<void> }> {
+/**
+ * A browser with its own throwaway profile; `close()` ends it and removes the profile. `args`
+ * adds switches (such as `--host-resolver-rules` to give a test name an address).
+ */
+export async function launchChromium(args: readonly string[] = []): Promise<{ browser: Browser; close(): Promise<void> }> {
   const { default: puppeteer } = await import('puppeteer-core');
   const profile = mkdtempSync(join(tmpdir(), 'qmux-chromium-'));
   const browser = await puppeteer.launch({
@@ -39,6 +42,7 @@ export async function launchChromium(): Promise<{ browser: Browser; close(): Pro
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
   return {

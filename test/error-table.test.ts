@@ -713,6 +713,10 @@ const cases: Record<string, Case | (() => unknown)> = {
   'createAdminHandler(registry, options) | `readonly: true` (a misspelt option)': () =>
     createAdminHandler(new Registry(), bad<never>({ readonly: true })),
   "createAdminHandler(registry, options) | `readOnly: 'yes'`": () => createAdminHandler(new Registry(), { readOnly: bad<boolean>('yes') }),
+  "createAdminHandler(registry, options) | `allowedHosts: 'admin.example'` (not an array)": () =>
+    createAdminHandler(new Registry(), { allowedHosts: bad<string[]>('admin.example') }),
+  "createAdminHandler(registry, options) | `allowedHosts: ['admin.example:9090']` (with a port)": () =>
+    createAdminHandler(new Registry(), { allowedHosts: ['admin.example:9090'] }),
 
   // failures of running jobs
   'queue.add(data) | data `42` on a function worker (not a function)': () => new Worker<unknown>().bindQueue().add(bad<() => unknown>(42)),

@@ -148,6 +148,10 @@ function typeChecks(): void {
   createAdminHandler(registry, { readOnly: 'yes' });
   // @ts-expect-error a misspelt option
   createAdminHandler(registry, { readonly: true });
+  createAdminHandler(registry, { allowedHosts: ['admin.example', '.corp.example'] });
+  createAdminHandler(registry, { allowedHosts: true });
+  // @ts-expect-error allowedHosts is names or true, not false
+  createAdminHandler(registry, { allowedHosts: false });
   assertType<Equal<ReturnType<typeof registry.metrics>, string>>();
   assertType<Equal<ReturnType<typeof strings.stats>['sources'][string]['counters'], ReturnType<typeof strings.stats>['counters']>>();
   // Listeners are typed by the event: the job's data and result types reach them.
