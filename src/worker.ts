@@ -717,7 +717,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // slot is free for another (with every slot busy the next start waits for a finish, and
       // the pass that finish runs reads the clock itself).
       let now = core.needsClock ? this.#clock.now() : UNTIMED;
-      if (core.deadlines.length > 0) this.#expire(now);
+      // A timeout runs user code (retry hooks, `failed` and abort listeners) that may take a
+      // while: what starts next is judged, and its deadline and rate window dated, after it
+      // (only then is the clock read again, off the hot path).
+      if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
       if (core.phase === Phase.Started) {
         core.promote(now);
         for (let job = core.next(now); job !== undefined; job = core.next(now)) {
@@ -754,9 +757,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     else if (core.promotionContinues) this.#schedulePromotion();
   }
 
-  /** Times out every attempt whose deadline has passed at `now`. */
-  #expire(now: number): void {
+  /** Times out every attempt whose deadline has passed at `now`; returns whether any did (user code ran). */
+  #expire(now: number): boolean {
     const core = this.#core;
+    let expired = false;
     for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
       const job = deadline.job;
       const error = new TimeoutError(deadline.ms, job.id);
@@ -765,7 +769,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, error);
       core.timeOut(deadline, error, delay, Date.now());
       this.#drain();
+      expired = true;
     }
+    return expired;
   }
 
   #run(job: JobRecord): void {
