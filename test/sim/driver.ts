@@ -6,9 +6,12 @@
  * `#finish`, `#retryVerdict`, and draining the outbox after every transition), but owns a
  * virtual clock and models handlers instead of running them: when an attempt starts it draws
  * whether it will succeed or fail, synchronously or at some later virtual time, hang, or settle
- * after its timeout. Every step is one random operation then a decision pass; after both, every
- * invariant of SPEC 8 (and a few more) is checked against the model. A failure throws
- * {@link SimFailure}; the runner prefixes the seed and step that replay it.
+ * after its timeout. In half the runs user code (retry hooks, listeners, a handler's synchronous
+ * part) takes virtual time, in the middle of a pass too, and every start's deadline and rate
+ * windows must begin after the last user code returned (issue 33: never in the past). Every
+ * step is one random operation then a decision pass; after both, every invariant of SPEC 8 (and
+ * a few more) is checked against the model. A failure throws {@link SimFailure}; the runner
+ * prefixes the seed and step that replay it.
  */
 import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
 import { Core, type Origin } from '../../src/core/core.js';
