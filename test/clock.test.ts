@@ -244,29 +244,38 @@ describe('a start after user code in the same pass (issue 33, defect 4)', () => 
   /** A handler that never settles and ignores its signal: its timeout fails it, its slot stays taken. */
   const hangs = (): Promise<never> => new Promise(() => {});
 
-  it('times a job out a whole timeout after its start, though a failed listener took 30 ms before it', async () => {
-    const t0 = performance.now();
-    let startedAt = Number.NaN;
-    let abortedAt = Number.NaN;
-    const worker = new Worker<string, void>(
-      (job) => {
-        if (job.data === 'hangs') return hangs();
-        startedAt = performance.now() - t0;
-        job.signal.addEventListener('abort', () => void (abortedAt = performance.now() - t0));
-        return hangs();
-      },
-      { concurrency: 2 },
-    );
-    worker.on('failed', () => busyFor(30));
-    const q = worker.bindQueue();
-    q.add('hangs', { timeout: 10 });
-    q.add('timed', { delay: 10, timeout: 40 });
-    await vi.advanceTimersByTimeAsync(10); // 'hangs' times out, 'timed' comes due, in one pass
-    expect(startedAt).toBe(40);
-    await vi.advanceTimersByTimeAsync(60);
-    expect(abortedAt - startedAt).toBeGreaterThanOrEqual(40);
-    expect(abortedAt).toBe(80);
-  });
+  for (const slow of ['a failed listener', 'an abort listener', 'a retry hook'] as const) {
+    it(`times a job out a whole timeout after its start, though ${slow} took 30 ms before it`, async () => {
+      const t0 = performance.now();
+      let startedAt = Number.NaN;
+      let abortedAt = Number.NaN;
+      const worker = new Worker<string, void>(
+        (job) => {
+          if (job.data === 'hangs') {
+            if (slow === 'an abort listener') job.signal.addEventListener('abort', () => busyFor(30));
+            return hangs();
+          }
+          startedAt = performance.now() - t0;
+          job.signal.addEventListener('abort', () => void (abortedAt = performance.now() - t0));
+          return hangs();
+        },
+        { concurrency: 2 },
+      );
+      if (slow === 'a failed listener') worker.on('failed', () => busyFor(30));
+      const q = worker.bindQueue();
+      const retryIf = (): boolean => {
+        busyFor(30);
+        return false;
+      };
+      q.add('hangs', slow === 'a retry hook' ? { timeout: 10, retry: { attempts: 2, retryIf } } : { timeout: 10 });
+      q.add('timed', { delay: 10, timeout: 40 });
+      await vi.advanceTimersByTimeAsync(10); // 'hangs' times out, 'timed' comes due, in one pass
+      expect(startedAt).toBe(40);
+      await vi.advanceTimersByTimeAsync(60);
+      expect(abortedAt - startedAt).toBeGreaterThanOrEqual(40);
+      expect(abortedAt).toBe(80);
+    });
+  }
 
   for (const keyed of [false, true]) {
     it(`keeps ${keyed ? 'a key’s' : 'a'} rate window of 50 ms, though a failed listener took 30 ms before a start`, async () => {
