@@ -65,13 +65,14 @@ const c = s.counters;
 console.log(
   `\ncounters: added ${c.added}, started ${c.started}, succeeded ${c.succeeded}, failed ${c.failed}, retried ${c.retried}, dead ${c.dead}, cancelled ${c.cancelled}`,
 );
-const ms = (x: number) => `${x.toFixed(1)}ms`;
+// null: nothing timed yet.
+const ms = (x: number | null) => (x === null ? 'none' : `${x.toFixed(1)}ms`);
 for (const [label, t] of [
   ['wait', s.waitTime],
   ['run', s.runTime],
 ] as const) {
   console.log(
-    `${label} time over ${t.count} sampled jobs (1 in ${s.sampleEvery}): p50 ${ms(t.p50)}, p90 ${ms(t.p90)}, p99 ${ms(t.p99)}, max ${ms(t.max)}`,
+    `${label} time over ${t.count} timed jobs (every job, or 1 in ${s.sampleEvery} when busy): p50 ${ms(t.p50)}, p90 ${ms(t.p90)}, p99 ${ms(t.p99)}, max ${ms(t.max)}`,
   );
 }
 console.log(`now: status ${s.status}, waiting ${s.waiting}, oldest due job ${s.oldestDueAgeMs === null ? 'none' : `${s.oldestDueAgeMs}ms`}`);

@@ -243,7 +243,9 @@ const STATE_MASK = 0b111;
 const IN_FLIGHT = 0b1000;
 /** Set once `#outcome` holds the result promise's pair instead of the value. */
 const PROMISED = 0b10000;
-const ATTEMPTS_SHIFT = 5;
+/** Set when the job is timed in full (a quiet worker times every job: see `Sampler` in `stats.ts`). */
+const TIMED_IN_FULL = 0b100000;
+const ATTEMPTS_SHIFT = 6;
 
 /** The next job's `seq`. */
 let nextSeq = 1;
@@ -265,8 +267,8 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   dueAt: number;
   /**
    * `state` (bits 0-2), `inFlight` (bit 3), whether {@link #outcome} holds the result promise
-   * (bit 4) and `attempts` (the rest) packed in one small integer: four fields in one property
-   * keep a queued job 24 bytes smaller.
+   * (bit 4), whether it is timed in full (bit 5) and `attempts` (the rest) packed in one small
+   * integer: five fields in one property keep a queued job 24 bytes smaller.
    */
   #bits: number;
   /**
@@ -327,6 +329,19 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 
   set inFlight(inFlight: boolean) {
     this.#bits = inFlight ? this.#bits | IN_FLIGHT : this.#bits & ~IN_FLIGHT;
+  }
+
+  /**
+   * Whether the stats time this job as itself (weight 1), chosen at add while its worker is quiet;
+   * otherwise it is timed only if `isSampled(seq)`, standing for `SAMPLE_EVERY` jobs.
+   */
+  get timedInFull(): boolean {
+    return (this.#bits & TIMED_IN_FULL) !== 0;
+  }
+
+  /** Marks the job timed in full (at add, before anything reads it). */
+  timeInFull(): void {
+    this.#bits |= TIMED_IN_FULL;
   }
 
   /** Attempts started so far. */

@@ -1,5 +1,5 @@
 import type { WorkerHealth } from './health.js';
-import { SAMPLE_EVERY, type TimingStats, type WorkerCounters, type WorkerStats } from './stats.js';
+import { SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND, type TimingStats, type WorkerCounters, type WorkerStats } from './stats.js';
 import type { WorkerStatus } from './worker.js';
 
 /** What the text is made of, per worker: its stats and its health, read at one instant. @internal */
@@ -30,7 +30,7 @@ const QUANTILES = [
   ['0.99', 'p99'],
 ] as const;
 
-const SAMPLED = `over the sampled jobs only (one job in ${SAMPLE_EVERY}, by add order): _count and _sum count those, not every job`;
+const SAMPLED = `over the sampled jobs (every job up to ${TIMED_IN_FULL_PER_SECOND} added a second, then one job in ${SAMPLE_EVERY}, weighted in the quantiles): _count and _sum count those, not every job`;
 
 /**
  * The Prometheus text exposition format (0.0.4) of `workers` (SPEC 11): every family with its
@@ -82,7 +82,7 @@ export function renderMetrics(workers: readonly WorkerReading[]): string {
       const timing = stats.sources[source]?.[field] as TimingStats;
       for (const [quantile, key] of QUANTILES) {
         // No observation, no quantile: NaN, as Prometheus' own client libraries write it.
-        sample(out, name, { worker, source, quantile }, timing.count === 0 ? Number.NaN : timing[key] / 1000);
+        sample(out, name, { worker, source, quantile }, timing.count === 0 ? Number.NaN : (timing[key] as number) / 1000);
       }
       sample(out, `${name}_sum`, { worker, source }, timing.sum / 1000);
       sample(out, `${name}_count`, { worker, source }, timing.count);

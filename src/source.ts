@@ -12,7 +12,7 @@ import { JobBatch, withoutLiveSignal } from './job-group.js';
 import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
 import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats } from './keys.js';
 import { AddBatches } from './internal/add-batches.js';
-import { isSampled, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
+import { isTimed, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
 import type { SourceView } from './strategies/strategy.js';
 import { checkTaskData } from './worker-options.js';
 
@@ -666,7 +666,7 @@ export abstract class Source<T = unknown, R = unknown> {
   forget(job: JobRecord): void {
     if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
     const sampled = this.#sampled;
-    if (sampled !== undefined && isSampled(job.seq)) {
+    if (sampled !== undefined && isTimed(job)) {
       sampled.take(job);
       if (sampled.empty) this.#sampled = undefined;
     }

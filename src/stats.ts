@@ -7,11 +7,64 @@ import type { WorkerStatus } from './worker.js';
 export const SAMPLE_BITS = 6;
 
 /**
- * Timings are measured on about one job in this many, so that measuring costs next to nothing
- * on the hot path; percentiles over a sample this size are as good as over all (see
+ * Once a worker has timed {@link TIMED_IN_FULL_PER_SECOND} jobs in a second, it times about one
+ * job in this many, each standing for this many, so that measuring costs next to nothing on a
+ * busy worker's hot path; percentiles over a sample this size are as good as over all (see
  * {@link isSampled} for which jobs).
  */
 export const SAMPLE_EVERY = 1 << SAMPLE_BITS;
+
+/**
+ * How many jobs added in one second a worker times as themselves (SPEC 11: right percentiles at
+ * any volume): a quiet worker times every job; past this, one job in {@link SAMPLE_EVERY}.
+ */
+export const TIMED_IN_FULL_PER_SECOND = 256;
+
+/** The length of the window {@link TIMED_IN_FULL_PER_SECOND} counts in, ms. */
+const FULL_WINDOW_MS = 1000;
+
+/**
+ * Which jobs a worker times, decided at add: every job while fewer than
+ * {@link TIMED_IN_FULL_PER_SECOND} have been timed in full in the current second (marked on the
+ * job, weight 1), else the jobs {@link isSampled} picks (weight {@link SAMPLE_EVERY}). A busy
+ * worker pays one comparison per add over the sampling of before; the window moves on whenever
+ * an add reads the clock for its own reasons (a sampled job, the first of a batch), never on a
+ * reading of its own.
+ *
+ * @internal
+ */
+export class Sampler {
+  #budget = TIMED_IN_FULL_PER_SECOND;
+  #windowEnd = Number.NEGATIVE_INFINITY;
+
+  /** Whether `job`, being added, is timed (marking it timed in full while the budget lasts). */
+  pick(job: JobRecord): boolean {
+    if (this.#budget > 0) {
+      this.#budget--;
+      job.timeInFull();
+      return true;
+    }
+    return isSampled(job.seq);
+  }
+
+  /** An add read the clock: `now` (monotonic ms). A new second gives a new budget. */
+  saw(now: number): void {
+    if (now >= this.#windowEnd) {
+      this.#windowEnd = now + FULL_WINDOW_MS;
+      this.#budget = TIMED_IN_FULL_PER_SECOND;
+    }
+  }
+}
+
+/** Whether `job` is timed (see {@link Sampler}): asked again wherever a timing is taken. @internal */
+export function isTimed(job: JobRecord): boolean {
+  return job.timedInFull || isSampled(job.seq);
+}
+
+/** How many jobs the timing of `job` stands for. */
+function weightOf(job: JobRecord): number {
+  return job.timedInFull ? 1 : SAMPLE_EVERY;
+}
 
 /**
  * Whether the job of add order `seq` is timed. The top bits of `(seq - 1)` times 2^32 / φ
@@ -27,21 +80,26 @@ export function isSampled(seq: number): boolean {
   return Math.imul(seq - 1, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
 }
 
-/** Percentiles of a timing, in ms, over the sampled jobs. */
+/**
+ * Percentiles of a timing, in ms. A quiet worker times every job; a busy one, past 256 jobs
+ * added in a second, about one in `sampleEvery` (64), each standing for that many: the mean and
+ * the percentiles are those of every job (estimated when thinned). With nothing timed yet they
+ * are `null`.
+ */
 export interface TimingStats {
-  /** Sampled jobs measured. */
+  /** Jobs timed (sampled jobs measured). */
   count: number;
-  /** Mean, ms (0 when nothing was measured). */
-  mean: number;
-  /** Median, ms. */
-  p50: number;
-  /** 90th percentile, ms. */
-  p90: number;
-  /** 99th percentile, ms. */
-  p99: number;
-  /** Largest, ms. */
-  max: number;
-  /** Sum over the sampled jobs, ms (exact: the percentiles come from a histogram, the sum does not). */
+  /** Mean over every job, ms, or `null` when nothing was timed. */
+  mean: number | null;
+  /** Median, ms, or `null`. */
+  p50: number | null;
+  /** 90th percentile, ms, or `null`. */
+  p90: number | null;
+  /** 99th percentile, ms, or `null`. */
+  p99: number | null;
+  /** Largest timed, ms, or `null`. */
+  max: number | null;
+  /** Sum over the jobs timed, ms (exact: the percentiles come from a histogram, the sum does not). */
   sum: number;
 }
 
@@ -127,7 +185,7 @@ export interface WorkerStats {
   waitTime: TimingStats;
   /** From start to the handler settling, over the sampled jobs. */
   runTime: TimingStats;
-  /** About one job in this many is timed (see the README's stats() section). */
+  /** Past 256 jobs added in a second, about one job in this many is timed (see the README's stats() section). */
   sampleEvery: number;
 }
 
@@ -171,20 +229,25 @@ function bucketMiddle(bucket: number): number {
 export class Timing {
   readonly #buckets = new Map<number, number>();
   #count = 0;
+  /** The jobs the values stand for (a thinned sample's value counts {@link SAMPLE_EVERY} times). */
+  #weight = 0;
+  #weightedSumMs = 0;
   #sumMs = 0;
   #minMs = Infinity;
   #maxMs = 0;
 
-  /** Counts a value of `ms`. */
-  record(ms: number): void {
-    this.add(bucketOf(toMicros(ms)), ms);
+  /** Counts a value of `ms`, standing for `weight` jobs. */
+  record(ms: number, weight = 1): void {
+    this.add(bucketOf(toMicros(ms)), ms, weight);
   }
 
-  /** Counts a value of `ms` whose bucket (`bucketOf(toMicros(ms))`) is known. */
-  add(bucket: number, ms: number): void {
+  /** Counts a value of `ms` whose bucket (`bucketOf(toMicros(ms))`) is known, standing for `weight` jobs. */
+  add(bucket: number, ms: number, weight: number): void {
     const buckets = this.#buckets;
-    buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + weight);
     this.#count++;
+    this.#weight += weight;
+    this.#weightedSumMs += ms * weight;
     this.#sumMs += ms;
     if (ms < this.#minMs) this.#minMs = ms;
     if (ms > this.#maxMs) this.#maxMs = ms;
@@ -193,9 +256,10 @@ export class Timing {
   summary(): TimingStats {
     const count = this.#count;
     if (count === 0) return noTiming();
+    const weight = this.#weight;
     const buckets = [...this.#buckets.keys()].sort((a, b) => a - b);
     const percentile = (p: number): number => {
-      const rank = Math.max(1, Math.ceil((p / 100) * count));
+      const rank = Math.max(1, Math.ceil((p / 100) * weight));
       let seen = 0;
       for (const bucket of buckets) {
         seen += this.#buckets.get(bucket) as number;
@@ -206,7 +270,7 @@ export class Timing {
     const ms = (value: number): number => Math.round(value * 1000) / 1000;
     return {
       count,
-      mean: ms(this.#sumMs / count),
+      mean: ms(this.#weightedSumMs / weight),
       p50: ms(percentile(50)),
       p90: ms(percentile(90)),
       p99: ms(percentile(99)),
@@ -217,10 +281,10 @@ export class Timing {
 }
 
 /** Counts a sampled value of `ms` in the worker's timing and its source's, finding its bucket once. */
-function recordBoth(worker: Timing, source: Timing, ms: number): void {
+function recordBoth(worker: Timing, source: Timing, ms: number, weight: number): void {
   const bucket = bucketOf(toMicros(ms));
-  worker.add(bucket, ms);
-  source.add(bucket, ms);
+  worker.add(bucket, ms, weight);
+  source.add(bucket, ms, weight);
 }
 
 /** The wait and run timings of one source. @internal */
@@ -254,7 +318,7 @@ export class Metrics {
     if (addedAt !== undefined) {
       // Waiting starts when the job is due: at add, or at its due time for a delayed job.
       const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
-      recordBoth(this.wait, job.home.sampledTimings().wait, dueFor);
+      recordBoth(this.wait, job.home.sampledTimings().wait, dueFor, weightOf(job));
     }
   }
 
@@ -266,7 +330,7 @@ export class Metrics {
    */
   sampleEnd(job: JobRecord, startedAt: number, now: number): void {
     if (job.state !== State.Running) return;
-    recordBoth(this.run, job.home.sampledTimings().run, now - startedAt);
+    recordBoth(this.run, job.home.sampledTimings().run, now - startedAt, weightOf(job));
   }
 }
 
@@ -276,7 +340,7 @@ function toMicros(ms: number): number {
 }
 
 function noTiming(): TimingStats {
-  return { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 };
+  return { count: 0, mean: null, p50: null, p90: null, p99: null, max: null, sum: 0 };
 }
 
 /** A worker's {@link WorkerStats} at `now` (its monotonic clock). @internal */

@@ -24,7 +24,7 @@ import type { RemoteJobRecord } from './remote/remote-job.js';
 import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
-import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
+import { isTimed, Metrics, Sampler, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
@@ -90,6 +90,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #passTask: () => void;
   readonly #retry: RetryOptions | undefined;
   readonly #metrics = new Metrics();
+  /** Which jobs are timed (decided at add). */
+  readonly #sampler = new Sampler();
   /** The thread pool of a threads worker. */
   readonly #threads: ThreadPool | undefined = undefined;
   /** Recent thread crashes, for `degraded`. */
@@ -531,10 +533,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         const source = job.home;
         const wasEmpty = source.length === 0;
         const now = this.#clock.now();
+        this.#sampler.saw(now);
+        const sampled = this.#sampler.pick(job);
         core.created(source);
         core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
         if (wasEmpty) source.noteFirst(job, now);
-        if (isSampled(job.seq)) source.noteSampled(job, now);
+        if (sampled) source.noteSampled(job, now);
         if (this.#firstOfBatch(source)) this.#noteBatch(source, job, now);
         this.#busy = true;
         if (core.phase === Phase.Started) this.#schedulePass();
@@ -617,10 +621,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // timed job), and the clock is read only when something needs it.
     const wasEmpty = source.length === 0;
     const timed = runAt !== undefined || source.timed > 0;
-    const sampled = isSampled(job.seq);
     // A delayed job carries its due time: only jobs due on add need their batch noted.
     const firstOfBatch = runAt === undefined && this.#firstOfBatch(source);
-    if (now === UNTIMED && (timed || wasEmpty || sampled || firstOfBatch)) now = this.#clock.now();
+    if (now === UNTIMED && (timed || wasEmpty || firstOfBatch)) now = this.#clock.now();
+    // A reading taken anyway may open a new second of timing in full, for this job already.
+    if (now !== UNTIMED) this.#sampler.saw(now);
+    const sampled = this.#sampler.pick(job);
+    if (sampled && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
     core.admit(job, runAt, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
     if (sampled) source.noteSampled(job, now);
@@ -652,9 +659,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const job = this.#newJob(source, data, priority, undefined, key);
     const wasEmpty = source.length === 0;
     const timed = source.timed > 0;
-    const sampled = isSampled(job.seq);
     const firstOfBatch = this.#firstOfBatch(source);
-    const now = timed || wasEmpty || sampled || firstOfBatch ? this.#clock.now() : UNTIMED;
+    let now = timed || wasEmpty || firstOfBatch ? this.#clock.now() : UNTIMED;
+    // A reading taken anyway may open a new second of timing in full, for this job already.
+    if (now !== UNTIMED) this.#sampler.saw(now);
+    const sampled = this.#sampler.pick(job);
+    if (sampled && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
     core.admitDue(job, timed ? now : UNTIMED);
     if (wasEmpty) source.noteFirst(job, now);
     if (sampled) source.noteSampled(job, now);
@@ -718,7 +728,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // slot is free for another (with every slot busy the next start waits for a finish, and
       // the pass that finish runs reads the clock itself).
       let now = core.needsClock ? this.#clock.now() : UNTIMED;
-      if (core.deadlines.length > 0) this.#expire(now);
+      // A timeout runs user code (retry hooks, `failed` and abort listeners) that may take a
+      // while: what starts next is judged, and its deadline and rate window dated, after it
+      // (only then is the clock read again, off the hot path).
+      if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
       if (core.phase === Phase.Started) {
         core.promote(now);
         for (let job = core.next(now); job !== undefined; job = core.next(now)) {
@@ -755,9 +768,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     else if (core.promotionContinues) this.#schedulePromotion();
   }
 
-  /** Times out every attempt whose deadline has passed at `now`. */
-  #expire(now: number): void {
+  /** Times out every attempt whose deadline has passed at `now`; returns whether any did (user code ran). */
+  #expire(now: number): boolean {
     const core = this.#core;
+    let expired = false;
     for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
       const job = deadline.job;
       const error = new TimeoutError(deadline.ms, job.id);
@@ -766,13 +780,15 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, error);
       core.timeOut(deadline, error, delay, Date.now());
       this.#drain();
+      expired = true;
     }
+    return expired;
   }
 
   #run(job: JobRecord): void {
     // A sampled attempt's start time is held by its awaiter or here, not on the job (see `Metrics`).
     let startedAt = UNTIMED;
-    if (isSampled(job.seq)) {
+    if (isTimed(job)) {
       startedAt = this.#clock.now();
       this.#metrics.sampleStart(job, startedAt);
     }

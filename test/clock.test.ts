@@ -229,3 +229,76 @@ describe('converting a runAt to the monotonic clock (WallClockOffset)', () => {
     expect(offset.at(T0 + 1000, clock)).toBeLessThan(before + 1);
   });
 });
+
+describe('a start after user code in the same pass (issue 33, defect 4)', () => {
+  /**
+   * User code that takes `ms` of monotonic time without letting any timer run: a synchronous
+   * listener that computes for a while. The worker's timers stay where they were armed.
+   */
+  function busyFor(ms: number): void {
+    const now = performance.now.bind(performance);
+    vi.spyOn(performance, 'now').mockImplementation(() => now() + ms);
+    vi.setSystemTime(Date.now() + ms);
+  }
+
+  /** A handler that never settles and ignores its signal: its timeout fails it, its slot stays taken. */
+  const hangs = (): Promise<never> => new Promise(() => {});
+
+  for (const slow of ['a failed listener', 'an abort listener', 'a retry hook'] as const) {
+    it(`times a job out a whole timeout after its start, though ${slow} took 30 ms before it`, async () => {
+      const t0 = performance.now();
+      let startedAt = Number.NaN;
+      let abortedAt = Number.NaN;
+      const worker = new Worker<string, void>(
+        (job) => {
+          if (job.data === 'hangs') {
+            if (slow === 'an abort listener') job.signal.addEventListener('abort', () => busyFor(30));
+            return hangs();
+          }
+          startedAt = performance.now() - t0;
+          job.signal.addEventListener('abort', () => void (abortedAt = performance.now() - t0));
+          return hangs();
+        },
+        { concurrency: 2 },
+      );
+      if (slow === 'a failed listener') worker.on('failed', () => busyFor(30));
+      const q = worker.bindQueue();
+      const retryIf = (): boolean => {
+        busyFor(30);
+        return false;
+      };
+      q.add('hangs', slow === 'a retry hook' ? { timeout: 10, retry: { attempts: 2, retryIf } } : { timeout: 10 });
+      q.add('timed', { delay: 10, timeout: 40 });
+      await vi.advanceTimersByTimeAsync(10); // 'hangs' times out, 'timed' comes due, in one pass
+      expect(startedAt).toBe(40);
+      await vi.advanceTimersByTimeAsync(60);
+      expect(abortedAt - startedAt).toBeGreaterThanOrEqual(40);
+      expect(abortedAt).toBe(80);
+    });
+  }
+
+  for (const keyed of [false, true]) {
+    it(`keeps ${keyed ? 'a key’s' : 'a'} rate window of 50 ms, though a failed listener took 30 ms before a start`, async () => {
+      const { starts, handler } = startLog<string>();
+      const worker = new Worker<string, void>((job) => (job.data === 'hangs' ? hangs() : handler(job)), { concurrency: 3 });
+      worker.on('failed', () => busyFor(30));
+      worker.bindQueue().add('hangs', { timeout: 50 });
+      const rate = { limit: 1, interval: 50 };
+      const add = keyed
+        ? (
+            (queue) => (name: string) =>
+              void queue.add(name)
+          )(worker.bindQueue({ keys: { by: () => 'k', rateLimit: rate } }))
+        : (
+            (queue) => (name: string) =>
+              void queue.add(name)
+          )(worker.bindQueue({ rateLimit: rate }));
+      for (const name of ['a', 'b', 'c']) add(name);
+      await vi.advanceTimersByTimeAsync(300);
+      const times = starts.map(([, at]) => at);
+      expect(starts.map(([data]) => data)).toEqual(['a', 'b', 'c']);
+      // 'b' starts at 80 (the pass at 50 timed 'hangs' out first): its window runs from there.
+      expect(times).toEqual([0, 80, 130]);
+    });
+  }
+});

@@ -263,8 +263,8 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
   'stats.ts': {
     check: (out) => {
       expect(out).toContain('counters: added 104, started 113, succeeded 104, failed 0, retried 9, dead 0, cancelled 0');
-      expect(out).toMatch(/wait time over [1-9]\d* sampled jobs \(1 in 64\): p50 [\d.]+ms/);
-      expect(out).toMatch(/run time over [1-9]\d* sampled jobs \(1 in 64\): p50 [\d.]+ms/);
+      expect(out).toMatch(/wait time over [1-9]\d* timed jobs \(every job, or 1 in 64 when busy\): p50 [\d.]+ms/);
+      expect(out).toMatch(/run time over [1-9]\d* timed jobs \(every job, or 1 in 64 when busy\): p50 [\d.]+ms/);
       expect(out).toContain('now: status idle, waiting 0, oldest due job none');
       expect(out).toContain('registry.stats() has: api');
       // The batch queue starves behind the interactive one: its oldest due job shows an age.

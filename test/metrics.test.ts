@@ -133,9 +133,9 @@ function expectMatchesStats(families: Families, all: Record<string, WorkerStats>
           // No observation: no quantile either (NaN, as Prometheus' own clients write it).
           expect([q['0.5'], q['0.9'], q['0.99']]).toEqual([Number.NaN, Number.NaN, Number.NaN]);
         } else {
-          expect(q['0.5']).toBeCloseTo(timing.p50 / 1000, 9);
-          expect(q['0.9']).toBeCloseTo(timing.p90 / 1000, 9);
-          expect(q['0.99']).toBeCloseTo(timing.p99 / 1000, 9);
+          expect(q['0.5']).toBeCloseTo((timing.p50 as number) / 1000, 9);
+          expect(q['0.9']).toBeCloseTo((timing.p90 as number) / 1000, 9);
+          expect(q['0.99']).toBeCloseTo((timing.p99 as number) / 1000, 9);
         }
       }
     }

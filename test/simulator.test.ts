@@ -91,6 +91,30 @@ describe('the core under the seeded simulator (SPEC 12)', () => {
   });
 });
 
+describe('the clock rule of issue 33 (defect 4) under the simulator', () => {
+  it('catches a shell that starts jobs with the reading it took before timing attempts out, on a seed that replays', () => {
+    // User code (a `failed` listener, abort listeners, retry hooks) takes virtual time in half
+    // the runs: a pass that times an attempt out and then starts with its first reading dates a
+    // deadline or a rate window before that code returned.
+    const failure = (seed: number): string | undefined => {
+      try {
+        simulate(seed, { steps: 300, staleClockAfterExpire: true });
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    let caught: string | undefined;
+    let seed = 1;
+    for (; seed <= 100 && caught === undefined; seed++) caught = failure(seed);
+    expect(caught).toMatch(/^seed=\d+ step=\d+ .*before user code returned at/);
+    const firstLine = (message: string | undefined): string | undefined => message?.split('\n')[0];
+    expect(firstLine(failure(seed - 1))).toBe(firstLine(caught));
+    // The same seed with the shell's rule kept runs clean.
+    expect(() => simulate(seed - 1, { steps: 300 })).not.toThrow();
+  });
+});
+
 describe('the simulator’s report of a failure', () => {
   it('names the notes it expected and got (a stray note after a cancel)', () => {
     const sabotage = (core: Core): void => {

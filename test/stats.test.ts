@@ -5,7 +5,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { Registry, Strategy, Worker, type Job, type JobHandle, type Queue, type TimingStats } from '../src/index.js';
-import { isSampled, SAMPLE_EVERY } from '../src/stats.js';
+import type { JobRecord } from '../src/job.js';
+import { isSampled, isTimed, SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND } from '../src/stats.js';
 import { Gate, sleep, useVirtualTime } from './helpers.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -13,7 +14,11 @@ const T0 = Date.UTC(2030, 0, 1);
 useVirtualTime(T0);
 
 /** Timings count in buckets at most 0.2 % wide: compare within 0.5 %. */
-function expectNear(actual: number, expected: number): void {
+function expectNear(actual: number | null, expected: number | null): void {
+  if (actual === null || expected === null) {
+    expect(actual).toBe(expected);
+    return;
+  }
   expect(Math.abs(actual - expected), `${actual} should be about ${expected}`).toBeLessThanOrEqual(Math.max(0.01, expected * 0.005));
 }
 
@@ -27,8 +32,11 @@ function expectTiming(timing: TimingStats, expected: Omit<TimingStats, 'count'> 
   expectNear(timing.sum, expected.sum);
 }
 
-/** How many of `handles` are timed: the sampled ones, known from their generated ids (the add order). */
-const sampledAmong = (handles: readonly { id: string }[]): number => handles.filter((h) => isSampled(Number(h.id))).length;
+/** How many of `handles` are timed: those timed in full, and the sampled ones (known from their add order). */
+const sampledAmong = (handles: readonly object[]): number => handles.filter((h) => isTimed(h as JobRecord)).length;
+/** How many jobs the timed ones among `handles` stand for (a thinned sample stands for SAMPLE_EVERY). */
+const weightAmong = (handles: readonly object[]): number =>
+  handles.reduce<number>((sum, h) => sum + (!isTimed(h as JobRecord) ? 0 : (h as JobRecord).timedInFull ? 1 : SAMPLE_EVERY), 0);
 
 describe('counters', () => {
   it('added, started, succeeded, failed, retried, dead and cancelled are exact through a scenario', async () => {
@@ -194,7 +202,7 @@ describe('per-source numbers', () => {
       const sum = Object.values(stats.sources).reduce((total, s) => total + s.counters[field], 0);
       expect(sum, field).toBe(stats.counters[field]);
     }
-    const none = { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 };
+    const none = { count: 0, mean: null, p50: null, p90: null, p99: null, max: null, sum: 0 };
     const fastTimed = sampledAmong(fastJobs);
     const slowTimed = sampledAmong(slowJobs);
     expect(fastTimed).toBeGreaterThan(0);
@@ -448,9 +456,16 @@ describe('wait and run time percentiles', () => {
   /**
    * Adds `n` jobs while the worker is paused, keeps them waiting `waitMs`, then lets them all
    * start at once; each runs `runMs`. Every job waits and runs exactly as long, so the result
-   * does not depend on which ones were sampled. Returns how many were.
+   * does not depend on which ones were sampled. Returns how many were timed, and how many jobs
+   * they stand for.
    */
-  async function batch(worker: Worker<number, void>, queue: Queue<number, void>, n: number, waitMs: number, runMs: number): Promise<number> {
+  async function batch(
+    worker: Worker<number, void>,
+    queue: Queue<number, void>,
+    n: number,
+    waitMs: number,
+    runMs: number,
+  ): Promise<{ timed: number; weight: number }> {
     worker.pause();
     const handles = [];
     for (let i = 0; i < n; i++) handles.push(queue.add(runMs));
@@ -460,29 +475,34 @@ describe('wait and run time percentiles', () => {
     expect(worker.numProcessing).toBe(n);
     await vi.advanceTimersByTimeAsync(runMs);
     await worker.waitUntilIdle();
-    return sampledAmong(handles);
+    return { timed: sampledAmong(handles), weight: weightAmong(handles) };
   }
 
-  it('reflect known virtual durations, over about one job in sampleEvery', async () => {
+  it('reflect known virtual durations, over every job up to the budget of a second, then about one in sampleEvery', async () => {
     const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: Infinity });
     const q = worker.bindQueue();
-    expectTiming(worker.stats().waitTime, { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0, sum: 0 });
+    expectTiming(worker.stats().waitTime, { count: 0, mean: null, p50: null, p90: null, p99: null, max: null, sum: 0 });
 
-    const first = await batch(worker, q, 1280, 250, 40);
+    const { timed: first, weight: firstWeight } = await batch(worker, q, 1280, 250, 40);
+    expect(firstWeight).toBeGreaterThan(1280 * 0.8);
+    expect(firstWeight).toBeLessThan(1280 * 1.2);
     const every = worker.stats().sampleEvery;
-    expect(first).toBeGreaterThanOrEqual(1280 / every - 2);
-    expect(first).toBeLessThanOrEqual(1280 / every + 2);
+    // The first TIMED_IN_FULL_PER_SECOND in full, then about one in sampleEvery.
+    expect(first).toBeGreaterThanOrEqual(TIMED_IN_FULL_PER_SECOND + (1280 - TIMED_IN_FULL_PER_SECOND) / every - 2);
+    expect(first).toBeLessThanOrEqual(TIMED_IN_FULL_PER_SECOND + (1280 - TIMED_IN_FULL_PER_SECOND) / every + 2);
     expectTiming(worker.stats().waitTime, { count: first, mean: 250, p50: 250, p90: 250, p99: 250, max: 250, sum: 250 * first });
     expectTiming(worker.stats().runTime, { count: first, mean: 40, p50: 40, p90: 40, p99: 40, max: 40, sum: 40 * first });
 
     // Half as many again, waiting 1000 ms and running 400 ms: the median stays with the first
     // batch, the 90th percentile moves to the second.
-    const second = await batch(worker, q, 640, 1000, 400);
+    // The budget of the second is spent: these stand for about sampleEvery jobs each.
+    const { timed: second, weight: secondWeight } = await batch(worker, q, 640, 1000, 400);
     const count = first + second;
-    expect(second / count).toBeGreaterThan(0.1);
+    const weight = firstWeight + secondWeight;
+    expect(secondWeight / weight).toBeGreaterThan(0.1);
     expectTiming(worker.stats().waitTime, {
       count,
-      mean: (first * 250 + second * 1000) / count,
+      mean: (firstWeight * 250 + secondWeight * 1000) / weight,
       p50: 250,
       p90: 1000,
       p99: 1000,
@@ -491,7 +511,7 @@ describe('wait and run time percentiles', () => {
     });
     expectTiming(worker.stats().runTime, {
       count,
-      mean: (first * 40 + second * 400) / count,
+      mean: (firstWeight * 40 + secondWeight * 400) / weight,
       p50: 40,
       p90: 400,
       p99: 400,
@@ -516,7 +536,7 @@ describe('wait and run time percentiles', () => {
     const stats = worker.stats();
     expect(stats.runTime.count).toBe(sampledAmong(handles));
     expectTiming(stats.sources.spread?.runTime as TimingStats, stats.runTime);
-    expect(stats.runTime.p90).toBeGreaterThan(stats.runTime.p50);
+    expect(stats.runTime.p90).toBeGreaterThan(stats.runTime.p50 as number);
   });
 
   it('the wait of a delayed job counts from its due time, and a retry adds no wait sample', async () => {
@@ -572,7 +592,7 @@ describe('wait and run time percentiles', () => {
     const q = worker.bindQueue({ name: 'q' });
     const handles = [];
     for (let i = 0; i < 512; i++) handles.push(q.add(`job ${i}`));
-    const sampled = handles.filter((h) => isSampled(Number(h.id)));
+    const sampled = handles.filter((h) => isTimed(h as unknown as JobRecord));
     expect(sampled.length).toBeGreaterThanOrEqual(2);
     // One sampled job cancelled while it waits, one while it runs: neither is timed.
     (sampled[0] as JobHandle<unknown>).cancel();
@@ -664,15 +684,15 @@ describe('sampled percentiles stay honest', () => {
     expect(runs).toHaveLength(n);
 
     const { waitTime, runTime, sampleEvery } = worker.stats();
-    // About one job in sampleEvery is timed.
+    // Added at once: the second's budget in full, then about one job in sampleEvery.
     for (const timing of [waitTime, runTime]) {
-      expect(timing.count).toBeGreaterThan((0.8 * n) / sampleEvery);
-      expect(timing.count).toBeLessThan((1.2 * n) / sampleEvery);
+      expect(timing.count).toBeGreaterThan(TIMED_IN_FULL_PER_SECOND + (0.8 * n) / sampleEvery);
+      expect(timing.count).toBeLessThan(TIMED_IN_FULL_PER_SECOND + (1.2 * n) / sampleEvery);
     }
-    expectWithin10Percent(runTime.p50, exactPercentile(runs, 50), 'run time p50');
-    expectWithin10Percent(runTime.p99, exactPercentile(runs, 99), 'run time p99');
-    expectWithin10Percent(waitTime.p50, exactPercentile(waits, 50), 'wait time p50');
-    expectWithin10Percent(waitTime.p99, exactPercentile(waits, 99), 'wait time p99');
+    expectWithin10Percent(runTime.p50 as number, exactPercentile(runs, 50), 'run time p50');
+    expectWithin10Percent(runTime.p99 as number, exactPercentile(runs, 99), 'run time p99');
+    expectWithin10Percent(waitTime.p50 as number, exactPercentile(waits, 50), 'wait time p50');
+    expectWithin10Percent(waitTime.p99 as number, exactPercentile(waits, 99), 'wait time p99');
   });
 });
 
@@ -694,5 +714,107 @@ describe('which jobs are sampled', () => {
     expect(isSampled(1)).toBe(true);
     // Jobs added in a pattern of period 8 (or 2, or 4) are sampled at each place of the pattern alike.
     for (const n of byResidue) expect(Math.abs(n - count / 8)).toBeLessThan(count / 80);
+  });
+});
+
+describe('percentiles at any volume (SPEC 11, issue 33 defect 8)', () => {
+  /** The exact `p`-th percentile of `values` (nearest rank). */
+  function exact(values: readonly number[], p: number): number {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+  }
+
+  it('with nothing timed, has no percentile, mean or max (null), not 0 ms', () => {
+    const worker = new Worker<number, void>(() => undefined, { autoRun: false });
+    worker.bindQueue({ name: 'q' });
+    const { waitTime, runTime, sources } = worker.stats();
+    for (const timing of [waitTime, runTime, sources.q?.waitTime, sources.q?.runTime]) {
+      expect(timing).toEqual({ count: 0, mean: null, p50: null, p90: null, p99: null, max: null, sum: 0 });
+    }
+  });
+
+  it('a worker that has run 10 jobs reports the percentiles of those 10', async () => {
+    const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: 1 });
+    const q = worker.bindQueue();
+    const runs = [5, 10, 15, 20, 25, 30, 35, 40, 45, 500];
+    for (const ms of runs) q.add(ms);
+    await vi.advanceTimersByTimeAsync(2000);
+    await worker.waitUntilIdle();
+    const { runTime, waitTime } = worker.stats();
+    expect(runTime.count).toBe(10);
+    expect(waitTime.count).toBe(10);
+    expectNear(runTime.p50 as number, 25);
+    expectNear(runTime.p90 as number, 45);
+    expectNear(runTime.p99 as number, 500);
+    expectNear(runTime.max as number, 500);
+    // Job i waited for the runs before it.
+    const waits = runs.map((_, i) => runs.slice(0, i).reduce((a, b) => a + b, 0));
+    expectNear(waitTime.p50 as number, exact(waits, 50));
+    expectNear(waitTime.p99 as number, exact(waits, 99));
+  });
+
+  it('100 jobs added at once report their real p99 wait, not one sampled job’s', async () => {
+    // Known run times from a seeded generator, one slot: job i waits for the runs of those before it.
+    let state = 7;
+    const random = (): number => {
+      state = (Math.imul(state, 48271) >>> 0) % 2147483647;
+      return state / 2147483647;
+    };
+    const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: 10 });
+    const q = worker.bindQueue();
+    const start = performance.now();
+    const waits: number[] = [];
+    worker.on('active', () => void waits.push(performance.now() - start));
+    for (let i = 0; i < 100; i++) q.add(1 + Math.floor(random() * 100));
+    await vi.advanceTimersByTimeAsync(10_000);
+    await worker.waitUntilIdle();
+    const { waitTime } = worker.stats();
+    expect(waitTime.count).toBe(100);
+    expectNear(waitTime.p50 as number, exact(waits, 50));
+    expectNear(waitTime.p99 as number, exact(waits, 99));
+    expectNear(waitTime.max as number, exact(waits, 100));
+  });
+
+  it('a busy worker times every job up to the budget of a second, then one in sampleEvery, weighted: percentiles stay right', async () => {
+    // 20,000 jobs added at once: the first ones (timed in full) are the quick ones, the rest
+    // (thinned) slow. Unweighted, the full ones would drag every percentile down.
+    const worker = new Worker<number, void>((job) => sleep(job.data), { concurrency: 64, autoRun: false });
+    const q = worker.bindQueue();
+    const runs: number[] = [];
+    let total = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const ms = i < 1000 ? 10 : 100 + (i % 100);
+      runs.push(ms);
+      total += ms;
+      q.add(ms);
+    }
+    worker.start();
+    await vi.advanceTimersByTimeAsync(total / 64 + 1000);
+    await worker.waitUntilIdle();
+    const { runTime, sampleEvery } = worker.stats();
+    expect(runTime.count).toBeLessThan(1000 + 20_000 / sampleEvery);
+    expect(runTime.count).toBeGreaterThan(20_000 / sampleEvery);
+    for (const p of [50, 90, 99] as const) {
+      const got = runTime[`p${p}`] as number;
+      expect(Math.abs(got - exact(runs, p)) / exact(runs, p), `p${p}: ${got} vs ${exact(runs, p)}`).toBeLessThanOrEqual(0.05);
+    }
+    // The mean is weighted alike: about that of every job, not of the sampled ones.
+    const mean = runs.reduce((a, b) => a + b, 0) / runs.length;
+    expect(Math.abs((runTime.mean as number) - mean) / mean).toBeLessThan(0.05);
+  });
+
+  it('times every job again once the busy second has passed', async () => {
+    const worker = new Worker<number, void>(() => undefined, { concurrency: Infinity });
+    const q = worker.bindQueue();
+    for (let i = 0; i < 5000; i++) q.add(0);
+    await worker.waitUntilIdle();
+    const busy = worker.stats().runTime.count;
+    expect(busy).toBeLessThan(5000);
+    await vi.advanceTimersByTimeAsync(1000);
+    for (let i = 0; i < 10; i++) {
+      q.add(0);
+      await worker.waitUntilIdle();
+    }
+    expect(worker.stats().runTime.count).toBe(busy + 10);
   });
 });

@@ -13,6 +13,8 @@ export class RateWindow {
   readonly limit: number;
   readonly interval: number;
   readonly #starts = new ChunkedQueue<number>();
+  /** The time of the last start recorded, or `-Infinity`: when the newest window began (for checks). */
+  latest = Number.NEGATIVE_INFINITY;
 
   constructor(limit: number, interval: number) {
     this.limit = limit;
@@ -28,6 +30,7 @@ export class RateWindow {
   record(now: number): void {
     if (this.#starts.length === this.limit) this.#starts.shift();
     this.#starts.push(now);
+    this.latest = now;
   }
 
   /** The earliest time at which a start is allowed again (`now` or earlier when allowed now). */

@@ -6,9 +6,12 @@
  * `#finish`, `#retryVerdict`, and draining the outbox after every transition), but owns a
  * virtual clock and models handlers instead of running them: when an attempt starts it draws
  * whether it will succeed or fail, synchronously or at some later virtual time, hang, or settle
- * after its timeout. Every step is one random operation then a decision pass; after both, every
- * invariant of SPEC 8 (and a few more) is checked against the model. A failure throws
- * {@link SimFailure}; the runner prefixes the seed and step that replay it.
+ * after its timeout. In half the runs user code (retry hooks, listeners, a handler's synchronous
+ * part) takes virtual time, in the middle of a pass too, and every start's deadline and rate
+ * windows must begin after the last user code returned (issue 33: never in the past). Every
+ * step is one random operation then a decision pass; after both, every invariant of SPEC 8 (and
+ * a few more) is checked against the model. A failure throws {@link SimFailure}; the runner
+ * prefixes the seed and step that replay it.
  */
 import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
 import { Core, type Origin } from '../../src/core/core.js';
@@ -21,7 +24,8 @@ import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/wor
 import type { DeadLetter } from '../../src/dead-letters.js';
 import { InvalidStateError, InvariantError, QueueClosedError, QueueFullError, TimeoutError } from '../../src/errors.js';
 import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
-import { type JobRecord, newJobRecord, State, UNTIMED } from '../../src/job.js';
+import { type JobRecord, type KeyedJobRecord, newJobRecord, State, UNTIMED } from '../../src/job.js';
+import type { RateWindow } from '../../src/internal/rate-window.js';
 import { PriorityQueue } from '../../src/priority-queue.js';
 import { Queue } from '../../src/queue.js';
 import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
@@ -47,6 +51,12 @@ export interface SimOptions {
   sabotage?: (core: Core) => void;
   /** The core's promotion batch (`CoreConfig.promoteBatch`); a small one keeps promotions in progress across steps. */
   promoteBatch?: number;
+  /**
+   * The driver's pass starts the next jobs with the reading it took before timing attempts out,
+   * as the shell did before issue 33 (defect 4): a test breaks the shell here to see the
+   * simulator catch it.
+   */
+  staleClockAfterExpire?: boolean;
 }
 
 /** What one run did, for the report. */
@@ -318,6 +328,11 @@ interface Config {
   deadLetterLimit: number;
   /** Admit every job with the time, never with UNTIMED (both are allowed). */
   alwaysClock: boolean;
+  /**
+   * User code (retry hooks, listeners, a handler's synchronous part) takes virtual time now and
+   * then: the clock moves while the driver runs it, in the middle of a pass too.
+   */
+  slowUserCode: boolean;
 }
 
 /** Operations kept for a failure's report: QMUX_SIM_LOG lines (default 60). */
@@ -375,6 +390,15 @@ export class Simulation {
   readonly topic = new Topic<unknown>();
   now = 0;
   stepNo = 0;
+  /**
+   * Draws how long user code takes: apart from {@link rng}, so that a run with slow user code
+   * makes the same operations as without (the times differ).
+   */
+  readonly #userRng: Rng;
+  /** When user code last returned (virtual ms): no start may date a deadline or a window before it. */
+  #userCodeReturned = 0;
+  /** The time the current (or last) pass read first, with which it timed attempts out. */
+  #passRead = 0;
   readonly log: string[] = [];
   readonly sources: MSource[] = [];
   readonly #bySource = new Map<Source, MSource>();
@@ -419,6 +443,7 @@ export class Simulation {
     readonly options: SimOptions,
   ) {
     const rng = (this.rng = new Rng(seed));
+    this.#userRng = new Rng(seed ^ 0x5eed_c10c);
     const flavour = rng.weighted(FLAVOURS);
     const wide = flavour === 'wide';
     this.cfg = {
@@ -430,6 +455,7 @@ export class Simulation {
       retry: rng.chance(0.6) ? this.#randomRetry(true) : undefined,
       deadLetterLimit: rng.pick([0, 1, 3, 1000]),
       alwaysClock: rng.chance(0.25),
+      slowUserCode: this.#userRng.chance(0.5),
     };
     const strategy: StrategyType = Strategy[this.cfg.strategy];
     const inner = strategy.create();
@@ -607,7 +633,9 @@ export class Simulation {
     this.#passing = true;
     try {
       let now = core.needsClock ? this.now : UNTIMED;
-      if (core.deadlines.length > 0) this.#expire(now);
+      this.#passRead = this.now;
+      // User code ran while attempts timed out: the starts read the clock again after it.
+      if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock && this.options.staleClockAfterExpire !== true) now = this.now;
       // The shell's continuation: a promotion in progress moves a batch on a later turn, whatever the phase.
       if (core.promotionContinues) {
         core.promoteMore();
@@ -630,14 +658,25 @@ export class Simulation {
     }
   }
 
-  /** `Worker#expire`: times out every attempt whose deadline has passed. */
-  #expire(now: number): void {
+  /** `Worker#expire`: times out every attempt whose deadline has passed; returns whether any did. */
+  #expire(now: number): boolean {
     const core = this.core;
     let guard = 0;
     for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
       if (++guard > 100_000) this.fail('the same deadlines keep expiring');
       this.#timeOut(deadline);
     }
+    return guard > 0;
+  }
+
+  /**
+   * User code runs (retry hooks, listeners, a handler's synchronous part): with slow user code,
+   * it sometimes takes virtual time. Either way, the time it returned is what later starts are
+   * checked against.
+   */
+  #userCode(): void {
+    if (this.cfg.slowUserCode && this.#userRng.chance(0.3)) this.now += this.#userRng.int(1, 30);
+    this.#userCodeReturned = this.now;
   }
 
   #timeOut(deadline: Deadline): void {
@@ -661,6 +700,7 @@ export class Simulation {
     if (delay >= 0) attempt.timedOutRetry = delay;
     else expected.push(this.#failForGood(job));
     this.expect(expected, 'timeOut');
+    this.#userCode(); // the signal's abort listeners, a `failed` listener
   }
 
   #promote(now: number): void {
@@ -785,12 +825,34 @@ export class Simulation {
       deadlineAt: timeout === undefined ? undefined : this.now + timeout,
       timedOutRetry: undefined,
     };
+    this.#checkStartTime(job, now);
     this.eq(record.ext?.deadline?.at, attempt.deadlineAt, `deadline of job #${job.n}'s attempt`);
     job.attempt = attempt;
     this.#inFlight.add(attempt);
     this.#starts++;
     this.expect([], 'next'); // a start records no note: the shell emits 'active' for the job returned
     return record;
+  }
+
+  /**
+   * A start's deadline and rate windows (its source's, its key's) begin at a reading taken after
+   * the last user code that returned before it (issue 33): never in the past.
+   */
+  #checkStartTime(job: MJob, now: number): void {
+    const returned = this.#userCodeReturned;
+    const record = job.rec;
+    const deadline = record.ext?.deadline;
+    const began: [string, number][] = [];
+    if (deadline !== undefined) began.push(['its deadline', deadline.at - deadline.ms]);
+    const rate = job.src.src.rate;
+    if (rate !== undefined) began.push([`${job.src.name}'s rate window`, rate.latest]);
+    const keyRate = (record as KeyedJobRecord).keyState as { rate?: RateWindow } | undefined;
+    if (keyRate?.rate !== undefined) began.push([`key ${String(record.key)}'s rate window`, keyRate.rate.latest]);
+    for (const [what, at] of began) {
+      if (at < returned) {
+        this.fail(`job #${job.n} started with ${what} from ${at} (the pass's reading ${now}), before user code returned at ${returned}`);
+      }
+    }
   }
 
   /**
@@ -881,6 +943,7 @@ export class Simulation {
       how = `at ${round(attempt.settleAt)}`;
     }
     this.note(`start job #${job.n} of ${job.src.name} attempt ${attempt.n}: ${attempt.ok ? 'ok' : 'fails'} ${how}`);
+    this.#userCode(); // the `active` listener, the handler's synchronous part
     if (attempt.sync) this.#finish(attempt);
   }
 
@@ -938,6 +1001,7 @@ export class Simulation {
     if (settled(job.state)) this.#live.delete(job);
     this.#leaveIfDrained();
     this.expect(expected, 'finish');
+    this.#userCode(); // `completed`, `failed`, `retrying` listeners
     if (this.#passing) return;
     if (core.phase === Phase.Started) this.pass();
   }
@@ -953,6 +1017,7 @@ export class Simulation {
     const backoffMs = allowed && retry && typeof backoff === 'function' ? rng.int(0, 40) : undefined;
     const random = rng.next();
     const delay = retryDelay(policy, attempt, false, { retry, backoffMs }, random);
+    this.#userCode(); // the retry hooks
     // SPEC 6, independently of the core's arithmetic.
     let expected = -1;
     if (allowed && retry) {
@@ -1714,7 +1779,10 @@ export class Simulation {
       }
     }
     if (!afterPass) return;
-    if (core.deadlines.nextAt() <= this.now) this.fail(`a deadline at ${core.deadlines.nextAt()} is still armed after a pass at ${this.now}`);
+    // Deadlines are timed out at the pass's first reading: one that user code let pass after it
+    // is the timer's, which the shell arms for a time already past (it fires at once).
+    if (core.deadlines.nextAt() <= this.#passRead)
+      this.fail(`a deadline at ${core.deadlines.nextAt()} is still armed after a pass that read ${this.#passRead}`);
     if (!started) return;
     if (earliestDue <= this.now) this.fail(`a job due at ${earliestDue} is still delayed after a pass at ${this.now}`);
     if (free && core.startsWaitForOrder) {
@@ -1728,7 +1796,7 @@ export class Simulation {
         }
       }
     }
-    if (wake <= this.now && !continuation)
+    if (wake <= this.now && !continuation && !(this.cfg.slowUserCode && wake === core.deadlines.nextAt()))
       this.fail(`wakeAt ${wake} is not after now (${this.now}) after a pass: the shell would re-arm at once, forever`);
   }
 
