@@ -2,10 +2,11 @@ import { Phase } from '../core/worker-state.js';
 import { type JobProgress, type JobRecord, State } from '../job.js';
 import { Source, type SourceParts } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
+import { unbindAdapter } from './bind.js';
 import { LockLostError, RemoteSourceError } from './errors.js';
 import { Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
-import { safeString } from '../internal/describe.js';
+import { messageOf, safeString } from '../internal/describe.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
@@ -157,7 +158,10 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.host.retire(this as Source);
     this.#closing = this.#whenQuiet()
       .then(() => this.#shutDown())
-      .then(() => this.#rhost.closed(this as RemoteSource));
+      .then(() => {
+        unbindAdapter(this.remote);
+        this.#rhost.closed(this as RemoteSource);
+      });
     return this.#closing;
   }
 
@@ -198,6 +202,25 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   /** @internal Whether outcomes of its jobs are still on their way to the engine (see `RemoteHost.recorded`). */
   get recordingOutcomes(): boolean {
     return this.#outcomes > 0;
+  }
+
+  /**
+   * @internal Why a progress report of `job` cannot be taken, or `undefined`: with an adapter
+   * that stores progress, a value JSON cannot carry (a cycle, a BigInt), which no engine could
+   * store. That is the caller's bad value (a `TypeError` at `job.updateProgress`), not an outage.
+   */
+  refuseProgress(job: JobRecord<T, R>, value: JobProgress): TypeError | undefined {
+    if (this.remote.progress === undefined) return undefined;
+    let why: string;
+    try {
+      if (JSON.stringify(value) !== undefined) return undefined;
+      why = `JSON has no form for ${safeString(value)}`;
+    } catch (error) {
+      why = messageOf(error);
+    }
+    return new TypeError(
+      `qmux: updateProgress(value) of remote job ${job.id} needs a value its engine can store as JSON (a number, string, boolean, or a plain object or array without cycles or BigInts): ${why}`,
+    );
   }
 
   /**
