@@ -5,6 +5,7 @@
  * redis-server (skipped with a notice without one, failed under QMUX_REQUIRE_REDIS=1); every
  * wait is on a cause with a generous bound.
  */
+import { spawn } from 'node:child_process';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -223,6 +224,28 @@ describe.runIf(available)('BullMQSource under faults (real Redis)', () => {
       } finally {
         redis.thaw();
         await worker.stop();
+      }
+    }, 30_000);
+
+    it('a script that stops its idle worker on SIGTERM exits by itself while Redis hangs (no connection is left open)', async () => {
+      const queue = newQueue();
+      await queue.add('j', 1);
+      const fixture = new URL('./fixtures/bullmq-hung.mjs', import.meta.url).pathname;
+      const child = spawn(process.execPath, [fixture, String(redis.port), queue.name], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      try {
+        await until('ready', () => out.includes('ready'));
+        redis.freeze();
+        child.kill('SIGTERM');
+        const code = await Promise.race([exited, sleep(15_000).then(() => 'still running')]);
+        expect(out).toContain('stopped');
+        expect(code, out).toBe(0);
+      } finally {
+        redis.thaw();
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
     }, 30_000);
 
