@@ -990,6 +990,37 @@ describe('after the review of the claims paths', () => {
     await worker.stop();
   });
 
+  // Issue 33, defect 1, for any adapter: an engine that hangs with its connection open answers
+  // no hand-back, and stop() waited for them for ever.
+  it('stop() waits for hand-backs that go unanswered at most min(lockDuration, 5 s) once no job runs, then reports the hung engine once', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 3; i++) engine.add(i);
+    const adapter = engine.adapter<number>({ lockDuration: 2000 });
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    const source = worker.bindRemote(adapter, { name: 'hung', prefetch: 2 });
+    await settle();
+    expect([gate.started.length, source.length]).toEqual([1, 2]);
+    adapter.release = () => new Promise<never>(() => undefined); // from now on no hand-back is answered
+    let stopped = false;
+    void worker.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(1000); // a job still runs: its outcome is waited for
+    expect(stopped).toBe(false);
+    gate.started[0]?.finish();
+    await settle();
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    await settle();
+    expect(stopped).toBe(true);
+    expect(engine.completed.size).toBe(1);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      'qmux: remote source "hung" got no answer while stopping: no answer within 2000 ms; stopped without waiting longer',
+    ]);
+  });
+
   it('a renewal still unanswered when the worker stops reports no outage afterwards', async () => {
     const engine = new MemoryEngine();
     engine.add(1);

@@ -699,9 +699,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   /**
-   * @internal How long a stop waits for the engine's answers to its hand-backs and its claim, ms: the lock duration (by then the claims
-   * have lapsed, and the engine gives the jobs out again), at most {@link ANSWER_WITHIN_MS} (no
-   * answer in that time reads as an outage anyway).
+   * @internal How long a stop waits for the engine's answers to its hand-backs and its claim, ms:
+   * the lock duration (by then the claims have lapsed, and the engine gives the jobs out again),
+   * at most {@link ANSWER_WITHIN_MS} (no answer in that time reads as an outage anyway).
    */
   get stopWaitMs(): number {
     return Math.min(this.remote.lockDuration, ANSWER_WITHIN_MS);
