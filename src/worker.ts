@@ -14,12 +14,12 @@ import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
 import { checkKeysOptions, type KeysOptions } from './keys.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import type { RemoteAdapter, RemoteBindOptions } from './remote/adapter.js';
-import { checkRemoteBind } from './remote/bind.js';
+import { bindAdapter, checkRemoteBind } from './remote/bind.js';
 import type { RemoteJobRecord } from './remote/remote-job.js';
 import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
@@ -148,7 +148,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         concurrency,
         config.threadOptions,
         (error) => reportFault(this, error, 'the thread pool failed'),
-        (job, value) => this.#progress(job, value),
+        (job, value) => this.#progress(job, value, false),
       );
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
@@ -175,7 +175,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       wake: () => {
         if (this.#core.phase === Phase.Started) this.#schedulePass();
       },
-      progress: (job, value) => this.#progress(job, value),
+      progress: (job, value) => this.#progress(job, value, true),
       retire: (source) => {
         this.#core.retire(source);
         this.#settle();
@@ -522,6 +522,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       return RemoteSource.make<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, bind, typed, prefetch, host);
     });
     (this.#remotes ??= []).push(source);
+    bindAdapter(adapter, `worker "${this.name}", source "${source.name}"`);
     source.sync();
     return source;
   }
@@ -641,9 +642,20 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /**
    * Every progress report comes through here, from a handler in a slot (`job.updateProgress`)
    * or from a thread (`ctx.updateProgress`): the core records it if the job still runs, then the
-   * `progress` event, then the job's source (a remote source forwards it to its adapter).
+   * `progress` event, then the job's source (a remote source forwards it to its adapter). A
+   * value a remote source cannot store (SPEC 9: not JSON) is refused first: `atCall` (the
+   * handler's own `job.updateProgress`) throws the `TypeError` there, as for any bad value; a
+   * thread's report, which has no caller here to throw to, is reported and dropped.
    */
-  #progress(job: JobRecord, value: JobProgress): void {
+  #progress(job: JobRecord, value: JobProgress, atCall: boolean): void {
+    if (job.home.isRemote && job.state === State.Running) {
+      const refused = (job.home as RemoteSource).refuseProgress(job, value);
+      if (refused !== undefined) {
+        if (atCall) throw refused;
+        reportFault(this, refused, 'a thread reported progress that its remote source cannot store');
+        return;
+      }
+    }
     if (!this.#core.progress(job, value)) return;
     emitProgress(this, job, value);
     job.home.progressed(job, value);

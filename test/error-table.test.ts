@@ -338,6 +338,11 @@ const cases: Record<string, Case | (() => unknown)> = {
   'worker.bindRemote(adapter) | an adapter without `release()`': bindRemote(adapter({ release: undefined })),
   'worker.bindRemote(adapter) | `lockDuration: 0`': bindRemote(adapter({ lockDuration: 0 })),
   "worker.bindRemote(adapter) | `lockDuration: '30s'`": bindRemote(adapter({ lockDuration: bad<number>('30s') })),
+  'worker.bindRemote(adapter) | an adapter already bound (to source `emails` of worker `mailer`)': () => {
+    const shared = adapter();
+    idle('mailer').bindRemote(bad<never>(shared), { name: 'emails' });
+    return idle().bindRemote(bad<never>(shared));
+  },
   'worker.bindRemote(adapter, options) | `prefetch: 0`': bindRemote(adapter(), { prefetch: 0 }),
   'worker.bindRemote(adapter, options) | unknown option `batch: 5`': bindRemote(adapter(), { batch: 5 }),
   'new BullMQSource(queueName, options) | options without `connection`': () => new BullMQSource('emails', bad<never>({})),

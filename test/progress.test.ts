@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Worker as BuiltWorker } from '../dist/index.js';
 import { Worker, type Job, type JobHandle, type JobProgress } from '../src/index.js';
 import { Gate, flushMicrotasks } from './helpers.js';
+import { MemoryEngine } from './support/memory-engine.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -222,6 +223,34 @@ describe('ctx.updateProgress in threads', () => {
       'TypeError: qmux: ctx.updateProgress(value) needs a value (a number, string, boolean or object), got null',
     ]);
     expect([events, handle.progress]).toEqual([[], undefined]);
+  });
+
+  // Issue 33, defect 6, from a thread: no caller to throw to on the main thread, so the report is
+  // reported as the TypeError and dropped, not stored in the engine; it used to read as an outage.
+  it("a remote job's report that JSON cannot store is reported as a TypeError and dropped, not stored; no outage", async () => {
+    const engine = new MemoryEngine();
+    engine.add({ refuse: [{ n: 1n }, 5] });
+    const stored: unknown[] = [];
+    const adapter = Object.assign(engine.adapter(), {
+      progress: async (_job: unknown, value: unknown) => {
+        stored.push(JSON.parse(JSON.stringify(value)));
+      },
+    });
+    const worker = new BuiltWorker<{ refuse: unknown[] }, string[]>(PROGRESS, { concurrency: 1 });
+    made.push(worker);
+    const errors: unknown[] = [];
+    const events: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    worker.on('degraded', (error) => errors.push(error));
+    worker.on('progress', (_job, value) => events.push(value));
+    worker.bindRemote(adapter as never, { name: 'shared' });
+    const deadline = Date.now() + 15_000;
+    while (engine.completed.size === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([...engine.completed.values()]).toEqual([['accepted', 'accepted']]);
+    expect({ events, stored, health: worker.health().status }).toEqual({ events: [5], stored: [5], health: 'healthy' });
+    expect(errors.map((error) => `${(error as Error).name}: ${(error as Error).message}`)).toEqual([
+      expect.stringMatching(/^TypeError: qmux: updateProgress\(value\) of remote job \S+ needs a value its engine can store as JSON/),
+    ]);
   });
 
   it('ignores a report the thread sends after its handler returned, without throwing there', async () => {

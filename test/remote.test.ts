@@ -80,6 +80,56 @@ describe('remote jobs run like local ones', () => {
     await worker.stop();
   });
 
+  // Issue 33, defect 6: BullMQ stores progress as JSON; a value it cannot serialize made the
+  // adapter's call throw, which read as an outage (RemoteSourceError, degraded, unreachable).
+  it('updateProgress with a value JSON cannot store (a cycle, a BigInt) throws a TypeError at the call; no fault, no degraded', async () => {
+    const engine = new MemoryEngine();
+    engine.add(1);
+    const stored: unknown[] = [];
+    const adapter = Object.assign(engine.adapter<number, string>(), {
+      progress: async (_job: { id: string }, value: unknown) => {
+        stored.push(JSON.parse(JSON.stringify(value)));
+      },
+    });
+    const cycle: Record<string, unknown> = { done: 1 };
+    cycle.self = cycle;
+    const thrown: unknown[] = [];
+    const worker = new Worker(async (job: Job<number>) => {
+      for (const bad of [cycle, { n: 1n }, 2n]) {
+        try {
+          job.updateProgress(bad as object);
+        } catch (error) {
+          thrown.push(error);
+        }
+      }
+      job.updateProgress({ done: 2 });
+      return 'ok';
+    });
+    const errors: unknown[] = [];
+    const events: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    worker.on('degraded', (error) => errors.push(error));
+    worker.on('progress', (_job, value) => events.push(value));
+    const source = worker.bindRemote(adapter, { name: 'shared' });
+    await settle();
+    expect(thrown).toHaveLength(3);
+    for (const error of thrown) {
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/^qmux: updateProgress\(value\) of remote job \S+ needs a value its engine can store as JSON/);
+    }
+    expect((thrown[0] as Error).message).toMatch(/circular/i);
+    expect((thrown[1] as Error).message).toMatch(/BigInt/);
+    expect({ events, stored, errors, health: worker.health().status, unreachable: source.unreachable }).toEqual({
+      events: [{ done: 2 }],
+      stored: [{ done: 2 }],
+      errors: [],
+      health: 'healthy',
+      unreachable: false,
+    });
+    expect(engine.completed.size).toBe(1);
+    await worker.stop();
+  });
+
   it("a failure goes to the engine, which retries it: 'retrying' with no delay, then 'failed'; no local retry or dead letter", async () => {
     const engine = new MemoryEngine();
     const id = engine.add('x', { attempts: 2 });
@@ -398,6 +448,28 @@ describe('cancel, purge, close', () => {
     expect(Object.keys(worker.stats().sources)).toEqual([]);
     worker.bindRemote(engine.adapter(), { name: 'r' });
     await stopAll(worker, gate);
+  });
+
+  // Issue 33, defect 3: a second source on one adapter closed the connections under the first
+  // when it stopped, and the first one's outcomes then failed for ever.
+  it('binding an adapter that is already bound throws a TypeError saying to make one per worker; after close() it may be bound again', async () => {
+    const engine = new MemoryEngine();
+    const adapter = engine.adapter<number>();
+    const first = new Worker((_job: Job<number>) => undefined, { name: 'w1' });
+    const second = new Worker((_job: Job<number>) => undefined, { name: 'w2' });
+    const source = first.bindRemote(adapter, { name: 'shared' });
+    expect(() => second.bindRemote(adapter)).toThrow(TypeError);
+    expect(() => second.bindRemote(adapter)).toThrow(/already bound \(worker "w1", source "shared"\); make one adapter per worker/);
+    expect(() => first.bindRemote(adapter, { name: 'again' })).toThrow(/already bound/);
+    expect(Object.keys(second.stats().sources)).toEqual([]);
+    await settle();
+    const closing = source.close();
+    await settle();
+    await closing;
+    const rebound = second.bindRemote(adapter, { name: 'shared' });
+    expect(rebound.remote).toBe(adapter);
+    await first.stop();
+    await second.stop();
   });
 });
 
@@ -916,6 +988,37 @@ describe('after the review of the claims paths', () => {
     await vi.advanceTimersByTimeAsync(500);
     expect({ idle, pending: worker.numPending }).toEqual({ idle: true, pending: 0 });
     await worker.stop();
+  });
+
+  // Issue 33, defect 1, for any adapter: an engine that hangs with its connection open answers
+  // no hand-back, and stop() waited for them for ever.
+  it('stop() waits for hand-backs that go unanswered at most min(lockDuration, 5 s) once no job runs, then reports the hung engine once', async () => {
+    const engine = new MemoryEngine();
+    for (let i = 0; i < 3; i++) engine.add(i);
+    const adapter = engine.adapter<number>({ lockDuration: 2000 });
+    const gate = new Gate<number>();
+    const worker = new Worker(gate.handler, { concurrency: 1 });
+    const errors: unknown[] = [];
+    worker.on('error', (error) => errors.push(error));
+    const source = worker.bindRemote(adapter, { name: 'hung', prefetch: 2 });
+    await settle();
+    expect([gate.started.length, source.length]).toEqual([1, 2]);
+    adapter.release = () => new Promise<never>(() => undefined); // from now on no hand-back is answered
+    let stopped = false;
+    void worker.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(1000); // a job still runs: its outcome is waited for
+    expect(stopped).toBe(false);
+    gate.started[0]?.finish();
+    await settle();
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    await settle();
+    expect(stopped).toBe(true);
+    expect(engine.completed.size).toBe(1);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      'qmux: remote source "hung" got no answer while stopping: no answer within 2000 ms; stopped without waiting longer',
+    ]);
   });
 
   it('a renewal still unanswered when the worker stops reports no outage afterwards', async () => {

@@ -33,11 +33,46 @@ const LOCK_CODES = new Set([-1, -2, -3, -6]);
 const CHILDREN_CODES = new Set([-4, -9]);
 
 /**
+ * The jobs claimed whose stored data could not be read (not JSON: written by something other
+ * than BullMQ's `Queue.add`), with the reason they fail for. Such a job is fetched like any
+ * other (moved to active, locked by its token) and then fails on its own, unrun.
+ */
+const unreadableJobs = new WeakMap<BullJob, string>();
+
+/**
+ * Makes `worker` build a job it cannot read (BullMQ's `createJob` throws: its data is not JSON)
+ * as a job with no data, noted in {@link unreadableJobs}, instead of throwing. Thrown, the error
+ * failed the whole claim it came in, and the good jobs fetched with it stayed locked under tokens
+ * no one renewed. A job that cannot be read with its data set aside either still throws.
+ */
+function readUnreadableJobs(worker: BullWorker): void {
+  const target = worker as unknown as { createJob(json: { data?: string }, jobId: string): BullJob };
+  const createJob = target.createJob.bind(worker);
+  target.createJob = (json, jobId) => {
+    try {
+      return createJob(json, jobId);
+    } catch (error) {
+      let why = `job cannot be read: ${messageOf(error)}`;
+      try {
+        JSON.parse(json.data || '{}');
+      } catch (parseError) {
+        why = `job data is not valid JSON: ${messageOf(parseError)}`;
+      }
+      const job = createJob({ ...json, data: 'null' }, jobId);
+      unreadableJobs.set(job, why);
+      return job;
+    }
+  };
+}
+
+/**
  * Why BullMQ's own Worker would fail `job` without running it (its `getUnrecoverableErrorMessage`):
  * a deferred failure (a flow parent whose child failed with `failParentOnFailure`), or more starts
  * than the worker's `maxStartedAttempts`; else `undefined`.
  */
 function unrunnable(job: BullJob, maxStartedAttempts: number | undefined): string | undefined {
+  const unreadable = unreadableJobs.get(job);
+  if (unreadable !== undefined) return unreadable;
   const deferred = (job as { deferredFailure?: string }).deferredFailure;
   if (deferred) return deferred;
   if (maxStartedAttempts && maxStartedAttempts < (job.attemptsStarted ?? 0)) return 'job started more than allowable limit';
@@ -200,6 +235,29 @@ async function handBack(job: BullJob, token: string): Promise<void> {
   await job.moveToWait(token);
 }
 
+/**
+ * Closes `worker` without waiting for Redis: its connections are destroyed (disconnect, not
+ * quit), so that a hung server holds neither the close nor the process. Commands still unanswered
+ * fail; the claims they were about lapse in Redis, which gives the jobs out again.
+ */
+async function destroy(worker: BullWorker): Promise<void> {
+  const backend = worker.getBackend() as unknown as { client: Promise<BullClient>; blockingClient?: Promise<BullClient> };
+  for (const pending of [backend.client, backend.blockingClient]) {
+    const client = pending === undefined ? undefined : await settledWithin(pending, UNREACHABLE_CLOSE_MS);
+    if (client === undefined) continue;
+    // ioredis's disconnect ends the socket (a FIN), which stays open until the server answers
+    // it; a hung server never does. Destroyed, it closes now, and its commands fail.
+    client.disconnect();
+    (client as unknown as { stream?: { destroy?(): void } }).stream?.destroy?.();
+  }
+  // A forced close stops its timers (the stalled check) too; one already under way (a QUIT
+  // waiting for Redis) ends once its connection is destroyed.
+  await settledWithin(
+    worker.close(true).catch(() => undefined),
+    UNREACHABLE_CLOSE_MS,
+  );
+}
+
 /** What `pending` resolves to within `ms`, else (or if it rejects) `undefined`; the timer does not keep the process alive. */
 function settledWithin<V>(pending: Promise<V | undefined>, ms: number): Promise<V | undefined> {
   return new Promise<V | undefined>((resolve) => {
@@ -251,6 +309,8 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   #watcher: ((error: unknown) => void) | undefined = undefined;
   /** Whether the last claim found jobs: the next one first tries without blocking. */
   #busyQueue = false;
+  /** Set when Redis left a fetch unanswered past its bound with the connection up (it hangs): the close then destroys the connections at once. */
+  #hung = false;
   /** The close in progress, if any. */
   #closing: Promise<void> | undefined = undefined;
 
@@ -286,6 +346,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
     let worker = this.#worker;
     if (worker === undefined) {
       worker = new bullmq.Worker<T, R>(this.queueName, null, { ...this.#options, autorun: false });
+      readUnreadableJobs(worker);
       // Connection faults come here (an EventEmitter 'error' with no listener would crash the host).
       worker.on('error', (error) => this.#watcher?.(error));
       worker.startStalledCheckTimer().catch((error: unknown) => this.#watcher?.(error));
@@ -336,8 +397,20 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
         this.#pending = first;
         return [];
       }
-      await handBackBlocking(worker, first);
-      await (worker.getBackend() as BlockingBackend).reconnectBlocking?.().catch(() => undefined);
+      // Bounded: a Redis that hangs with the connection open (a stopped server) answers neither
+      // the fetch nor the reconnection, and the claim must return early all the same. Past the
+      // bound the fetch is left as after an outage, for the next claim or the close to end.
+      let late = false;
+      const handedBack = handBackBlocking(worker, first).then(async () => {
+        // Not once given up on, nor for a worker closed meanwhile: that would open a connection.
+        if (!late && this.#worker === worker) await (worker.getBackend() as BlockingBackend).reconnectBlocking?.().catch(() => undefined);
+        return true;
+      });
+      if ((await settledWithin(handedBack, UNREACHABLE_CLOSE_MS)) !== true) {
+        late = true;
+        this.#hung = true;
+        this.#pending = first;
+      }
       return [];
     }
     if (job === undefined) {
@@ -348,6 +421,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
       return [];
     }
     this.#busyQueue = true;
+    this.#hung = false;
     const jobs: BullRemoteJob<T>[] = [this.#wrap(job)];
     if (max > 1 && !signal.aborted) for (const next of await this.#burst(worker, max - 1)) jobs.push(next);
     return this.#runnable(worker, jobs);
@@ -356,6 +430,7 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   /**
    * The claimed jobs that may run. The others (see {@link unrunnable}) fail in BullMQ at once with
    * an `UnrecoverableError`, unrun, as BullMQ's own Worker fails them: no handler, no local event.
+   * So does a job whose data is not JSON, with a reason that says so.
    */
   async #runnable(worker: BullWorker<T, R>, jobs: BullRemoteJob<T>[]): Promise<BullRemoteJob<T>[]> {
     const maxStarted = worker.opts.maxStartedAttempts;
@@ -492,11 +567,30 @@ export class BullMQSource<T = unknown, R = unknown> implements RemoteAdapter<T, 
   async #close(worker: BullWorker<T, R>): Promise<void> {
     const pending = this.#pending;
     this.#pending = undefined;
-    const up = await reachable(worker);
-    // With Redis down, a fetch still waiting waits for a connection that the forced close below
-    // ends: it got nothing from Redis, and nothing is waited for (interrupting it would wait too).
-    if (pending !== undefined && up) await handBackBlocking(worker, pending);
-    // Redis down: quitting would wait in the connection's offline queue for as long; disconnect instead.
-    await worker.close(!up);
+    const hung = this.#hung;
+    this.#hung = false;
+    if (hung) return destroy(worker);
+    const closed = (async () => {
+      const up = await reachable(worker);
+      // With Redis down, a fetch still waiting waits for a connection that the forced close below
+      // ends: it got nothing from Redis, and nothing is waited for (interrupting it would wait too).
+      if (pending !== undefined && up) await handBackBlocking(worker, pending);
+      // Redis down: quitting would wait in the connection's offline queue for as long; disconnect instead.
+      await worker.close(!up);
+    })();
+    const outcome = await settledWithin(
+      closed.then(
+        () => ({ failed: false, error: undefined }),
+        (error: unknown) => ({ failed: true, error }),
+      ),
+      UNREACHABLE_CLOSE_MS,
+    );
+    if (outcome?.failed === true) throw outcome.error;
+    if (outcome !== undefined) return;
+    // Redis hangs with the connections open (a stopped server, a link that drops packets): QUIT
+    // and the hand-back wait for it for ever, and an open connection keeps the process alive.
+    // The connections are destroyed instead (disconnect, not quit); what they were sending is
+    // lost, and the claims it was about lapse in Redis, which gives the jobs out again.
+    await destroy(worker);
   }
 }

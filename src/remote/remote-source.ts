@@ -2,10 +2,11 @@ import { Phase } from '../core/worker-state.js';
 import { type JobProgress, type JobRecord, State } from '../job.js';
 import { Source, type SourceParts } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
+import { unbindAdapter } from './bind.js';
 import { LockLostError, RemoteSourceError } from './errors.js';
 import { Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
-import { safeString } from '../internal/describe.js';
+import { messageOf, safeString } from '../internal/describe.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
@@ -98,6 +99,14 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #extending = false;
   /** Set once it has closed its adapter while the worker may not start jobs; the next claim reopens it. */
   #shut = false;
+  /**
+   * What ends each release in flight (or its retry) without its answer: a stop that has waited
+   * its time for the engine (see {@link #giveUp}) runs them. Outcomes have their own rule (see
+   * `#lapse`): a slow engine that answers is waited for.
+   */
+  readonly #releases = new Set<() => void>();
+  /** Set while a stop or close waits for the engine with none of its jobs running: when it stops waiting. */
+  #giveUpTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Set while the worker stops it: it finishes what it holds and closes the adapter. */
   #quiescing: Promise<void> | undefined = undefined;
   #closing: Promise<void> | undefined = undefined;
@@ -157,7 +166,10 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.host.retire(this as Source);
     this.#closing = this.#whenQuiet()
       .then(() => this.#shutDown())
-      .then(() => this.#rhost.closed(this as RemoteSource));
+      .then(() => {
+        unbindAdapter(this.remote);
+        this.#rhost.closed(this as RemoteSource);
+      });
     return this.#closing;
   }
 
@@ -193,11 +205,31 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.#outcomes++;
     job.outcomeSince = this.host.clock.now();
     this.#call(job, job.state === State.Succeeded ? Call.Complete : Call.Fail);
+    this.#checkQuiet(); // a stop waiting for its last job starts its wait for the engine now
   }
 
   /** @internal Whether outcomes of its jobs are still on their way to the engine (see `RemoteHost.recorded`). */
   get recordingOutcomes(): boolean {
     return this.#outcomes > 0;
+  }
+
+  /**
+   * @internal Why a progress report of `job` cannot be taken, or `undefined`: with an adapter
+   * that stores progress, a value JSON cannot carry (a cycle, a BigInt), which no engine could
+   * store. That is the caller's bad value (a `TypeError` at `job.updateProgress`), not an outage.
+   */
+  refuseProgress(job: JobRecord<T, R>, value: JobProgress): TypeError | undefined {
+    if (this.remote.progress === undefined) return undefined;
+    let why: string;
+    try {
+      if (JSON.stringify(value) !== undefined) return undefined;
+      why = `JSON has no form for ${safeString(value)}`;
+    } catch (error) {
+      why = messageOf(error);
+    }
+    return new TypeError(
+      `qmux: updateProgress(value) of remote job ${job.id} needs a value its engine can store as JSON (a number, string, boolean, or a plain object or array without cycles or BigInts): ${why}`,
+    );
   }
 
   /**
@@ -291,6 +323,9 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #claimed(controller: AbortController, jobs: readonly RemoteJob<T>[], max: number, startedAt: number, sentAt: number): void {
+    // A claim a stop gave up on (see #giveUp): what it got is not held, and its locks lapse in
+    // the engine, which gives the jobs out again.
+    if (this.#claim !== controller) return;
     this.#claim = undefined;
     if (!Array.isArray(jobs)) {
       this.#claimFailed(controller, new TypeError(`qmux: adapter.claim() must resolve to an array of jobs, got ${safeString(jobs)}`));
@@ -333,6 +368,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #claimFailed(controller: AbortController, error: unknown): void {
+    if (this.#claim !== controller) return; // given up by a stop (see #claimed)
     this.#claim = undefined;
     if (!controller.signal.aborted) {
       this.#fault('could not claim jobs', error);
@@ -383,6 +419,22 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     // answers is waited for: what it says (recorded, or the lock lost) is what counts.
     let over = false;
     let lapseTimer: ReturnType<typeof setTimeout> | undefined;
+    const settled = (): boolean => {
+      if (over) return false; // given up already: what the engine says now changes nothing here
+      over = true;
+      clearTimeout(lapseTimer);
+      expected();
+      this.#releases.delete(giveUp);
+      return true;
+    };
+    // Given up unanswered: an outcome counts as a lost claim (`#lapse`); a release lets the
+    // claim go (its lock lapses in the engine, which gives the job out again).
+    const giveUp = (): void => {
+      if (!settled()) return;
+      if (call === Call.Release) this.#done(job);
+      else this.#lapse(job);
+    };
+    if (call === Call.Release) this.#releases.add(giveUp);
     const watchLapse = (ms: number): void => {
       lapseTimer = setTimeout(
         () => {
@@ -390,22 +442,13 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
           // A renewal sent before this call may have been confirmed since: the lock lasts longer.
           const left = this.#untilLapse(job);
           if (left > 0) return watchLapse(left);
-          over = true;
-          expected();
-          this.#lapse(job);
+          giveUp();
         },
         Math.min(MAX_TIMER_MS, ms),
       );
       lapseTimer.unref?.(); // the call itself keeps the process alive, or nothing does
     };
     if (call !== Call.Release && Number.isFinite(this.remote.lockDuration)) watchLapse(Math.max(ANSWER_WITHIN_MS, this.#untilLapse(job)));
-    const settled = (): boolean => {
-      if (over) return false; // given up already: what the engine says now changes nothing here
-      over = true;
-      clearTimeout(lapseTimer);
-      expected();
-      return true;
-    };
     answer.then(
       () => {
         if (!settled()) return;
@@ -471,8 +514,14 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     // stop (or close) waits for the outcome; a paused or halted worker holds nothing that does
     // (SPEC 2), and the lock then lapses in the engine if the process ends. The last try comes
     // when the outcome would be given up, so a stop waits no longer than that.
+    const giveUp = (): void => {
+      clearTimeout(timer);
+      this.#releases.delete(giveUp);
+      this.#done(job);
+    };
     const timer = setTimeout(
       () => {
+        this.#releases.delete(giveUp);
         // Renewals went on meanwhile: the lock may hold still. If not, no engine confirmed it
         // since the last try failed, and the outcome is given up.
         if (outcome && this.#untilGivenUp(job) <= 0) this.#lapse(job);
@@ -480,6 +529,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       },
       Math.max(0, Math.min(this.outage.backoffMs(), outcome ? this.#untilGivenUp(job) : Number.POSITIVE_INFINITY)),
     );
+    if (!outcome) this.#releases.add(giveUp);
     const phase = this.core.phase;
     if (phase !== Phase.Started && phase !== Phase.Stopped && this.#closing === undefined) timer.unref?.();
   }
@@ -631,7 +681,48 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   #whenQuiet(): Promise<void> {
     if (this.#isQuiet()) return Promise.resolve();
-    return new Promise<void>((resolve) => this.#quietWaiters.push(resolve));
+    const quiet = new Promise<void>((resolve) => this.#quietWaiters.push(resolve));
+    this.#waitForEngine();
+    return quiet;
+  }
+
+  /**
+   * A stop or close waits for the engine to answer its releases and the claim it interrupted no
+   * longer than {@link stopWaitMs} once none of its jobs runs, however the engine behaves: a
+   * server that hangs with the connection open answers nothing and fails nothing. (Its jobs'
+   * outcomes are given up by their own rule, `#lapse`: once the lock has lapsed and the call has
+   * gone unanswered for {@link ANSWER_WITHIN_MS}.)
+   */
+  #waitForEngine(): void {
+    if (this.#giveUpTimer !== undefined || this.running > 0 || this.#quietWaiters.length === 0) return;
+    this.#giveUpTimer = setTimeout(() => this.#giveUp(), this.stopWaitMs);
+  }
+
+  /**
+   * @internal How long a stop waits for the engine's answers to its hand-backs and its claim, ms:
+   * the lock duration (by then the claims have lapsed, and the engine gives the jobs out again),
+   * at most {@link ANSWER_WITHIN_MS} (no answer in that time reads as an outage anyway).
+   */
+  get stopWaitMs(): number {
+    return Math.min(this.remote.lockDuration, ANSWER_WITHIN_MS);
+  }
+
+  /**
+   * The stop has waited its time: the claim in flight is let go (what it gets is not held) and
+   * the releases let their claims lapse (the engine gives the jobs out again). A hung engine is
+   * a fault of the source, reported once.
+   */
+  #giveUp(): void {
+    this.#giveUpTimer = undefined;
+    if (this.#quietWaiters.length === 0 || this.#isQuiet()) return;
+    if (this.running > 0) return; // armed again once none runs
+    const claim = this.#claim;
+    if (claim === undefined && this.#releases.size === 0) return; // outcomes only: their own rule
+    this.#claim = undefined;
+    claim?.abort();
+    this.#fault('got no answer while stopping', new Error(`no answer within ${this.stopWaitMs} ms; stopped without waiting longer`));
+    for (const giveUp of [...this.#releases]) giveUp();
+    this.#checkQuiet();
   }
 
   #isQuiet(): boolean {
@@ -643,7 +734,15 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   }
 
   #checkQuiet(): void {
-    if (this.#quietWaiters.length === 0 || !this.#isQuiet()) return;
+    if (this.#quietWaiters.length === 0) return;
+    if (!this.#isQuiet()) {
+      this.#waitForEngine();
+      return;
+    }
+    if (this.#giveUpTimer !== undefined) {
+      clearTimeout(this.#giveUpTimer);
+      this.#giveUpTimer = undefined;
+    }
     const waiters = this.#quietWaiters;
     this.#quietWaiters = [];
     for (const resolve of waiters) resolve();
@@ -659,10 +758,20 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       clearInterval(this.#extendTimer);
       this.#extendTimer = undefined;
     }
+    // Bounded too: an adapter whose close waits for a hung engine must not hold the stop (it
+    // should destroy its connections itself; `BullMQSource` does).
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await this.remote.close();
+      await Promise.race([
+        Promise.resolve().then(() => this.remote.close()),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, ANSWER_WITHIN_MS);
+        }),
+      ]);
     } catch (error) {
       this.#rhost.report(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

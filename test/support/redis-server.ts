@@ -41,6 +41,7 @@ export class RedisServer {
   readonly port: number;
   readonly dir: string;
   #child: ChildProcess | undefined = undefined;
+  #frozen = false;
 
   private constructor(port: number, dir: string) {
     this.port = port;
@@ -84,7 +85,10 @@ export class RedisServer {
       child.stderr?.resume();
       child.once('error', reject);
       child.once('exit', (code) => {
-        if (this.#child === child) this.#child = undefined;
+        if (this.#child === child) {
+          this.#child = undefined;
+          this.#frozen = false;
+        }
         reject(new Error(`redis-server exited with ${code} before it was ready:\n${output}`));
       });
     });
@@ -97,11 +101,35 @@ export class RedisServer {
   async stop(options: { keepData?: boolean } = {}): Promise<void> {
     const child = this.#child;
     if (child === undefined) return;
+    this.thaw(); // a stopped process takes no SIGTERM, and answers no SHUTDOWN
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     if (options.keepData) spawnSync('redis-cli', ['-h', this.host, '-p', String(this.port), 'SHUTDOWN', 'SAVE'], { stdio: 'ignore' });
     else child.kill('SIGTERM');
     await exited;
     this.#child = undefined;
+  }
+
+  /**
+   * Freezes the server (SIGSTOP): its connections stay open and nothing answers, as with a hung
+   * Redis or a network that drops packets silently. {@link thaw} lets it go on; {@link stop} and
+   * {@link destroy} thaw it first.
+   */
+  freeze(): void {
+    if (this.#child === undefined || this.#frozen) return;
+    this.#child.kill('SIGSTOP');
+    this.#frozen = true;
+  }
+
+  /** Lets a frozen server go on (SIGCONT): it answers what it was sent meanwhile. */
+  thaw(): void {
+    if (this.#child === undefined || !this.#frozen) return;
+    this.#child.kill('SIGCONT');
+    this.#frozen = false;
+  }
+
+  /** Whether it is frozen ({@link freeze}). */
+  get frozen(): boolean {
+    return this.#frozen;
   }
 
   /** Starts it again on the same port and directory (loading what {@link stop} saved). */
