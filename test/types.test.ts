@@ -70,7 +70,7 @@ function typeChecks(): void {
   if (someSource instanceof QueueClass) (someSource as Queue<string, number>).pauseKey('tenant');
   const unknownKeys: Queue<string, number> = Math.random() > 0.5 ? keyed : q;
   unknownKeys.keyStats('tenant'); // may throw: the type does not know
-  unknownKeys.add('a', { key: 'tenant' });
+  void unknownKeys.add('a', { key: 'tenant' });
 
   // null counts as not given (SPEC 10): a key read from a nullable column needs no `?? undefined`.
   const fromDb: string | null = null as string | null;
