@@ -1087,21 +1087,24 @@ export interface WorkerImpl<in out T, R> {
  * for a function worker, whose jobs are functions to call.
  */
 export interface WorkerConstructor {
-  /** A worker that runs `handler` for each job. */
-  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): Worker<T, R>;
+  /**
+   * A worker that runs `handler` for each job: a function, or a module for threads. A threads
+   * worker runs the default export `(data, ctx)` of the module at `handler` in worker threads
+   * through tinypool. Give the module as a URL, made from your own module's URL so it does not
+   * depend on the directory the process starts in:
+   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
+   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
+   *
+   * (One signature for both, not two: a call with a handler and options then has one candidate,
+   * so a misspelt option is reported as that option, not as the function not being a URL. The
+   * threads-only options with a function handler throw at construction.)
+   */
+  new <T = unknown, R = unknown>(handler: Handler<T, R> | URL | string, options?: WorkerOptions | ThreadWorkerOptions): Worker<T, R>;
   /**
    * A function worker: each job's data is a function, which is called with its `Job`; its return value is the
    * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
    */
   new <R = unknown>(options?: WorkerOptions): Worker<Task<R>, R>;
-  /**
-   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` in worker
-   * threads through tinypool. Give the module as a URL, made from your own module's URL so it does
-   * not depend on the directory the process starts in:
-   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
-   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
-   */
-  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): Worker<T, R>;
   /** The prototype every worker shares, so `worker instanceof Worker` works. */
   readonly prototype: Worker;
 }
