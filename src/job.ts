@@ -15,7 +15,10 @@ export type JobProgress = number | string | boolean | object;
 export type JobStatus = 'waiting' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /**
- * What a handler receives: one job to do.
+ * What a handler receives: one job to do. It is the same object as the job's
+ * {@link JobHandle}, so it is a thenable too: a promise resolved with it waits for the job's
+ * result. Keep it out of an `async` function's return value (and a `resolve(...)`): wrap it
+ * (`{ job }`), or a handler that returns it waits for itself.
  *
  * @typeParam T - the job's data
  */
