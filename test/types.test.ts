@@ -102,6 +102,12 @@ function typeChecks(): void {
   // @ts-expect-error the array of handles is read-only
   handles.length = 0;
 
+  // Handles and groups are thenables: awaiting one gives the handler's result(s) (issue 33).
+  assertType<Equal<Awaited<ReturnType<typeof q.add>>, number>>();
+  assertType<Equal<Awaited<ReturnType<typeof q.addAll>>, number[]>>();
+  const awaitable: PromiseLike<number> = q.add('a');
+  void awaitable;
+
   // delay and runAt are exclusive.
   const later: AddOptions = { delay: 5 };
   const at: AddOptions = { runAt: new Date(), id: 'x' };
