@@ -45,12 +45,19 @@ export type QueueAddAllOptions<K extends boolean> =
  */
 export type KnownWithoutKeys<K extends boolean> = [K] extends [false] ? true : false;
 
+/**
+ * The type of `runAt` beside a `delay` (and of `delay` beside a `runAt`): no value has it but
+ * `undefined`, and its text is what the compile error says (`Type 'number' is not assignable to
+ * type '"delay and runAt are exclusive: give one of them"'`).
+ */
+export type DelayOrRunAt = 'delay and runAt are exclusive: give one of them';
+
 /** When the job becomes due, counted from now: one side of {@link AddOptions}. */
 export interface DelayOption {
   /** Ms from now until the job becomes due (a finite number >= 0, any length). */
   delay?: number;
   /** Not together with `delay`. */
-  runAt?: undefined;
+  runAt?: DelayOrRunAt;
 }
 
 /** When the job becomes due, as a point in time: one side of {@link AddOptions}. */
@@ -58,7 +65,7 @@ export interface RunAtOption {
   /** When the job becomes due: a `Date` or epoch ms. A time already past means due now. */
   runAt?: Date | number;
   /** Not together with `runAt`. */
-  delay?: undefined;
+  delay?: DelayOrRunAt;
 }
 
 /** The options of one job other than its due time; see {@link AddOptions}. */

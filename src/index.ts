@@ -27,11 +27,12 @@ export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
 export { Source, type BindOptions, type QueueBindOptions, type PurgeOptions, type RateLimit } from './source.js';
-export type { KeyedOnly, KeysOptions, KeyStats } from './keys.js';
+export type { KeyArgument, KeyedOnly, KeysOptions, KeyStats } from './keys.js';
 export type {
   AddAllOptions,
   AddOptions,
   DelayOption,
+  DelayOrRunAt,
   JobOptions,
   KnownWithoutKeys,
   PublishOptions,

@@ -64,6 +64,15 @@ export class JobBatch<R = unknown> implements JobGroup<R>, SettleWatcher {
     return result.promise;
   }
 
+  /** Makes the group awaitable: `await group` is `await group.result()`. */
+  // biome-ignore lint/suspicious/noThenProperty: a thenable group on purpose, as a job handle
+  then<TResult1 = R[], TResult2 = never>(
+    onfulfilled?: ((value: R[]) => TResult1 | PromiseLike<TResult1>) | null,
+    onrejected?: ((reason: unknown) => TResult2 | PromiseLike<TResult2>) | null,
+  ): Promise<TResult1 | TResult2> {
+    return this.result().then(onfulfilled, onrejected);
+  }
+
   /** Resolves once every job has settled. Never rejects. */
   settled(): Promise<void> {
     if (this.#settled === undefined) {

@@ -15,7 +15,10 @@ export type JobProgress = number | string | boolean | object;
 export type JobStatus = 'waiting' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 /**
- * What a handler receives: one job to do.
+ * What a handler receives: one job to do. It is the same object as the job's
+ * {@link JobHandle}, so it is a thenable too: a promise resolved with it waits for the job's
+ * result. Keep it out of an `async` function's return value (and a `resolve(...)`): wrap it
+ * (`{ job }`), or a handler that returns it waits for itself.
  *
  * @typeParam T - the job's data
  */
@@ -58,18 +61,28 @@ export interface Job<T> {
 
 /**
  * What `add` returns: a handle on one job. Asking for nothing costs nothing: no promise exists
- * until {@link JobHandle.result} or {@link JobHandle.settled} is called, and a job whose result
- * nobody asked for never raises an unhandled rejection.
+ * until {@link JobHandle.result}, {@link JobHandle.settled} or `then` (an `await`) is called, and
+ * a job whose result nobody asked for never raises an unhandled rejection.
+ *
+ * A handle is a thenable: `await queue.add(data)` gives what the handler returned, as with
+ * p-queue and p-limit (it is `await handle.result()`). The flip side of any thenable: a
+ * promise resolved with a handle waits for that job's result, so an `async` function (a
+ * handler, say) that returns a handle returns the job's result, not the handle; and a handler
+ * that returns its own job (`async (job) => job`) waits for itself and never settles. Return
+ * the handle in an object (`{ handle }`) to pass it on as it is.
+ *
+ * `console.log(handle)` prints `JobHandle { id, source, status, attempts }`.
  *
  * @typeParam R - what the handler returns
  * @example
  * ```ts
+ * const sum = await queue.add(async () => 1 + 1); // 2
  * const handle = queue.add({ url });
  * handle.status;                // 'waiting'
  * const body = await handle.result();
  * ```
  */
-export interface JobHandle<R> {
+export interface JobHandle<R> extends PromiseLike<R> {
   /** The job's id: the `id` add option, or a generated one unique within the process. */
   readonly id: string;
   /** Where the job is now. */
@@ -93,21 +106,56 @@ export interface JobHandle<R> {
    * settles `'cancelled'` at once. Returns false, and does nothing, if it had already settled.
    */
   cancel(reason?: unknown): boolean;
+  /**
+   * Makes the handle awaitable: `await handle` is `await handle.result()` (the same promise
+   * underneath: nothing is made until it is called).
+   */
+  then<TResult1 = R, TResult2 = never>(
+    onfulfilled?: ((value: R) => TResult1 | PromiseLike<TResult1>) | null,
+    onrejected?: ((reason: unknown) => TResult2 | PromiseLike<TResult2>) | null,
+  ): Promise<TResult1 | TResult2>;
 }
 
 /**
- * What `addAll` returns: the handles of every job added, in add order.
+ * What `addAll` returns: the handles of every job added, in add order. Like a
+ * {@link JobHandle}, it is a thenable: `await queue.addAll(items)` is
+ * `await group.result()` (with the same caveat: an `async` function returning a group returns
+ * its results).
  *
  * @typeParam R - what the handler returns
  */
-export interface JobGroup<R> {
+export interface JobGroup<R> extends PromiseLike<R[]> {
   /** One handle per job, in add order. */
   readonly handles: readonly JobHandle<R>[];
   /** Resolves with every result in add order; rejects with the first error, like `Promise.all`. */
   result(): Promise<R[]>;
   /** Resolves once every job has settled. Never rejects. */
   settled(): Promise<void>;
+  /** Makes the group awaitable: `await group` is `await group.result()`. */
+  then<TResult1 = R[], TResult2 = never>(
+    onfulfilled?: ((value: R[]) => TResult1 | PromiseLike<TResult1>) | null,
+    onrejected?: ((reason: unknown) => TResult2 | PromiseLike<TResult2>) | null,
+  ): Promise<TResult1 | TResult2>;
 }
+
+/** The key Node's `util.inspect` (and so `console.log`) looks for; a registered symbol, so no `node:util` import. */
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+/** What `console.log(handle)` shows of a job: the few fields a reader needs, not its internals. @internal */
+class JobHandleView {
+  readonly id: string;
+  readonly source: string;
+  readonly status: JobStatus;
+  readonly attempts: number;
+  constructor(job: JobHandle<unknown> & { readonly source: string }) {
+    this.id = job.id;
+    this.source = job.source;
+    this.status = job.status;
+    this.attempts = job.attempts;
+  }
+}
+// Node prints an object by its constructor's name: `JobHandle { id: ..., ... }`.
+Object.defineProperty(JobHandleView, 'name', { value: 'JobHandle' });
 
 /**
  * Told once when a job settles, after its own promises (see `JobExtras.watcher`): how a batch of
@@ -439,6 +487,19 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
 
   cancel(reason?: unknown): boolean {
     return this.home.host.cancel(this, reason);
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: a thenable handle on purpose: `await queue.add(x)` gives the result (the p-queue habit)
+  then<TResult1 = R, TResult2 = never>(
+    onfulfilled?: ((value: R) => TResult1 | PromiseLike<TResult1>) | null,
+    onrejected?: ((reason: unknown) => TResult2 | PromiseLike<TResult2>) | null,
+  ): Promise<TResult1 | TResult2> {
+    return (this.outcome().promise as Promise<R>).then(onfulfilled, onrejected);
+  }
+
+  /** `console.log(handle)`: `JobHandle { id, source, status, attempts }` rather than the record's internals. */
+  [INSPECT](): object {
+    return new JobHandleView(this);
   }
 
   /** The promise pair of this job, made on first use. */

@@ -39,6 +39,20 @@ export interface KeysOptions<T = unknown> {
  */
 export type KeyedOnly<K extends boolean> = KnownWithoutKeys<K> extends true ? never : K;
 
+/**
+ * The key argument of a key method (`pauseKey`, `resumeKey`, `keyStats`): a string or a finite
+ * number, or, for a queue known to be bound without `keys`, a type no key has whose text says
+ * why, so that the compile error names the cause (it throws at run time):
+ * `Argument of type '"acme"' is not assignable to parameter of type '"pauseKey() needs a queue bound with keys ..."'`.
+ *
+ * @typeParam K - the queue's `K` (see {@link KnownWithoutKeys})
+ * @typeParam M - the method's name
+ */
+export type KeyArgument<K extends boolean, M extends string> =
+  KnownWithoutKeys<K> extends true
+    ? `${M}() needs a queue bound with keys: bindQueue({ keys: { by } }) or bindPriorityQueue({ keys: { by } })`
+    : string | number;
+
 /** What `keyStats(key)` returns: one key's figures (all zero and not paused for a key that is not active). */
 export interface KeyStats {
   /** Jobs of the key waiting: `due + delayed`. */

@@ -1,7 +1,7 @@
 import * as check from './internal/validate.js';
 import type { JobGroup, JobHandle } from './job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
-import type { KeyedOnly, KeyStats } from './keys.js';
+import type { KeyArgument, KeyStats } from './keys.js';
 import { Source, type PurgeOptions, type SourceParts } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */
@@ -113,7 +113,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    * queue.pauseKey('acme');
    * ```
    */
-  pauseKey(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): void {
+  pauseKey(key: KeyArgument<K, 'pauseKey'>): void {
     this.pauseKeyed(key);
   }
 
@@ -126,7 +126,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    * queue.resumeKey('acme');
    * ```
    */
-  resumeKey(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): void {
+  resumeKey(key: KeyArgument<K, 'resumeKey'>): void {
     this.resumeKeyed(key);
   }
 
@@ -139,7 +139,7 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    * const { waiting, running } = queue.keyStats('acme');
    * ```
    */
-  keyStats(this: PriorityQueue<T, R, KeyedOnly<K>>, key: string | number): KeyStats {
+  keyStats(key: KeyArgument<K, 'keyStats'>): KeyStats {
     return this.keyStatsOf(key);
   }
 

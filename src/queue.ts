@@ -1,6 +1,6 @@
 import type { JobGroup, JobHandle } from './job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
-import type { KeyedOnly, KeyStats } from './keys.js';
+import type { KeyArgument, KeyStats } from './keys.js';
 import { Source, type PurgeOptions, type SourceParts } from './source.js';
 
 /**
@@ -105,7 +105,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
    * queue.pauseKey('acme');
    * ```
    */
-  pauseKey(this: Queue<T, R, KeyedOnly<K>>, key: string | number): void {
+  pauseKey(key: KeyArgument<K, 'pauseKey'>): void {
     this.pauseKeyed(key);
   }
 
@@ -118,7 +118,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
    * queue.resumeKey('acme');
    * ```
    */
-  resumeKey(this: Queue<T, R, KeyedOnly<K>>, key: string | number): void {
+  resumeKey(key: KeyArgument<K, 'resumeKey'>): void {
     this.resumeKeyed(key);
   }
 
@@ -131,7 +131,7 @@ export class Queue<in out T = unknown, R = unknown, K extends boolean = boolean>
    * const { waiting, running } = queue.keyStats('acme');
    * ```
    */
-  keyStats(this: Queue<T, R, KeyedOnly<K>>, key: string | number): KeyStats {
+  keyStats(key: KeyArgument<K, 'keyStats'>): KeyStats {
     return this.keyStatsOf(key);
   }
 

@@ -219,6 +219,32 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   }
 
   /**
+   * Jobs that have settled for good since the worker was made: succeeded, failed (after their
+   * last attempt) or cancelled (purged, too), in every source. With `stats().counters.added` it
+   * gives a progress line. A remote job the engine will run again is not counted.
+   *
+   * @example
+   * ```ts
+   * const progress = setInterval(() => console.log(`${worker.numSettled} of ${worker.stats().counters.added} done`), 1000);
+   * await worker.waitUntilIdle();
+   * clearInterval(progress);
+   * ```
+   */
+  get numSettled(): number {
+    const counters = this.#core.counters;
+    return counters.succeeded + counters.failed + counters.cancelled;
+  }
+
+  /**
+   * The bound sources, in list order (queues, priority queues, subscriptions and remote
+   * sources); a closed or unsubscribed source stays until its jobs have run. A fresh array on
+   * each read.
+   */
+  get sources(): Source<T, R>[] {
+    return [...this.#core.list] as unknown as Source<T, R>[];
+  }
+
+  /**
    * Jobs that failed their last attempt, oldest first, at most `deadLetterLimit` of them.
    * Put one back with {@link Worker.redrive}.
    */
@@ -268,6 +294,25 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // timer was armed for): a pass starts them too.
     if (core.promote(now) > 0 || core.promotionPending || core.dispatcher.timedKeys.length > 0) this.#schedulePass();
     return snapshot(this.name, core, this.#metrics, now);
+  }
+
+  /**
+   * Purges every bound source: their waiting jobs (due or delayed) are removed and their handles
+   * reject with a `CancelledError`; a remote source hands back what it holds claimed. Running
+   * jobs go on. Returns how many jobs were removed. The command-line idiom: on Ctrl-C, purge, and
+   * let `waitUntilIdle()` resolve once the running jobs are done.
+   *
+   * @example
+   * ```ts
+   * process.once('SIGINT', () => console.log(`dropped ${worker.purge()} waiting jobs`));
+   * await worker.waitUntilIdle();
+   * ```
+   */
+  purge(): number {
+    let purged = 0;
+    // A copy: a purged source that was closed or unsubscribed leaves the list at once.
+    for (const source of [...this.#core.list]) purged += source.purge();
+    return purged;
   }
 
   /**
@@ -1071,21 +1116,24 @@ export interface WorkerImpl<in out T, R> {
  * for a function worker, whose jobs are functions to call.
  */
 export interface WorkerConstructor {
-  /** A worker that runs `handler` for each job. */
-  new <T = unknown, R = unknown>(handler: Handler<T, R>, options?: WorkerOptions): Worker<T, R>;
+  /**
+   * A worker that runs `handler` for each job: a function, or a module for threads. A threads
+   * worker runs the default export `(data, ctx)` of the module at `handler` in worker threads
+   * through tinypool. Give the module as a URL, made from your own module's URL so it does not
+   * depend on the directory the process starts in:
+   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
+   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
+   *
+   * (One signature for both, not two: a call with a handler and options then has one candidate,
+   * so a misspelt option is reported as that option, not as the function not being a URL. The
+   * threads-only options with a function handler throw at construction.)
+   */
+  new <T = unknown, R = unknown>(handler: Handler<T, R> | URL | string, options?: WorkerOptions | ThreadWorkerOptions): Worker<T, R>;
   /**
    * A function worker: each job's data is a function, which is called with its `Job`; its return value is the
    * job's result. `new Worker<R>(options)` makes a `Worker<Task<R>, R>`.
    */
   new <R = unknown>(options?: WorkerOptions): Worker<Task<R>, R>;
-  /**
-   * A threads worker: runs the default export `(data, ctx)` of the module at `handler` in worker
-   * threads through tinypool. Give the module as a URL, made from your own module's URL so it does
-   * not depend on the directory the process starts in:
-   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
-   * URL); a relative path resolves against `process.cwd()`, not against the calling module.
-   */
-  new <T = unknown, R = unknown>(handler: URL | string, options?: ThreadWorkerOptions): Worker<T, R>;
   /** The prototype every worker shares, so `worker instanceof Worker` works. */
   readonly prototype: Worker;
 }

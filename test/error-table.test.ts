@@ -301,7 +301,8 @@ interface Case {
 const after = <C>(setup: () => C | Promise<C>, call: (context: C) => unknown): Case => ({ setup, call });
 
 /** A job whose handler runs and never settles, for calls that need a running job. */
-async function aRunningJob(): Promise<Job<number>> {
+/** In an object: the job is its own handle, a thenable, which an async function's promise would wait for. */
+async function aRunningJob(): Promise<{ job: Job<number> }> {
   let running: Job<number> | undefined;
   const worker = new Worker<number, unknown>((job) => {
     running = job;
@@ -310,7 +311,7 @@ async function aRunningJob(): Promise<Job<number>> {
   worker.bindQueue().add(1);
   await flushMicrotasks();
   if (running === undefined) throw new Error('set-up failed: the job did not start');
-  return running;
+  return { job: running };
 }
 const threads = (call: () => unknown): Case => ({ call, realTimers: true });
 
@@ -687,8 +688,8 @@ const cases: Record<string, Case | (() => unknown)> = {
     },
     ({ a, entry }) => a.redrive(entry),
   ),
-  'job.updateProgress(value) | `undefined`, while the job runs': after(aRunningJob, (job: Job<number>) => job.updateProgress(bad<number>(undefined))),
-  'job.updateProgress(value) | `null`, while the job runs': after(aRunningJob, (job: Job<number>) => job.updateProgress(bad<number>(null))),
+  'job.updateProgress(value) | `undefined`, while the job runs': after(aRunningJob, ({ job }) => job.updateProgress(bad<number>(undefined))),
+  'job.updateProgress(value) | `null`, while the job runs': after(aRunningJob, ({ job }) => job.updateProgress(bad<number>(null))),
   'worker.redrive(entry) | an entry whose source was closed since': after(
     async () => {
       const context = await deadLetter();

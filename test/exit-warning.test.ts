@@ -68,7 +68,18 @@ describe('the beforeExit warning', () => {
     expect(result.lines).toEqual([{ status: 'running', waiting: 2, active: 1 }, { beforeExit: 1 }]);
     expect(result.warnings).toEqual([
       'QmuxWarning: worker "tenants" is running with 2 waiting jobs that it may not start, and the process is about to exit ' +
-        'without running them; resume their paused keys to run them (or purge() their sources to drop them)',
+        'without running them; call resumeKey(key) on their queues for the paused keys ("jobs": "acme") to run them (or purge() their sources to drop them)',
+    ]);
+  });
+
+  it('names resumeKey too for a paused worker whose waiting jobs sit in paused keys', async () => {
+    const result = await run('paused-worker-paused-keys');
+    expect(result.killed, result.stderr).toBe(false);
+    expect(result.code).toBe(0);
+    expect(result.warnings).toEqual([
+      'QmuxWarning: worker "tenants-paused" is paused with 5 waiting jobs that it may not start, and the process is about to exit ' +
+        'without running them; call resume() and resumeKey(key) on their queues for the paused keys ("jobs": "a", "b", "c" and more) ' +
+        'to run them (or purge() their sources to drop them)',
     ]);
   });
 
@@ -79,16 +90,24 @@ describe('the beforeExit warning', () => {
     expect(result.warnings).toEqual([]);
   });
 
-  it('warns for a stopping worker whose running handler never settles, without advising a start() it would refuse', async () => {
+  it('says nothing for a stop the user asked for: stopping with a handler that never settles, or stopped with jobs waiting', async () => {
     const result = await run('stopping');
     expect(result.killed, result.stderr).toBe(false);
     expect(result.code).toBe(0);
     expect(result.lines).toEqual([{ status: 'stopping', waiting: 2 }, { beforeExit: 1 }]);
-    expect(result.warnings).toEqual([
-      'QmuxWarning: worker "stuck" is stopping with 2 waiting jobs that it may not start, and the process is about to exit ' +
-        'without running them; stop() waits for the handlers it runs, which have not settled: once they have, call start() to run them ' +
-        '(or purge() their sources to drop them)',
-    ]);
+    expect(result.stderr).toBe('');
+    const stopped = await run('stopped-on-purpose');
+    expect(stopped.code).toBe(0);
+    expect(stopped.lines).toEqual([{ status: 'stopped', waiting: 3 }, { beforeExit: 1 }]);
+    expect(stopped.stderr).toBe('');
+  });
+
+  it('says nothing after registry.shutdown(), even when a handler outlived its timeout', async () => {
+    const result = await run('shutdown');
+    expect(result.killed, result.stderr).toBe(false);
+    expect(result.code).toBe(0);
+    expect(result.lines).toEqual([{ stopped: ['calm'], unfinished: ['stubborn'], waiting: 4 }, { beforeExit: 1 }]);
+    expect(result.stderr).toBe('');
   });
 
   it('warns for a halted worker', async () => {
@@ -114,7 +133,7 @@ describe('the beforeExit warning', () => {
     expect(result.lines).toEqual([{ beforeExit: 3 }]);
     expect(result.warnings.map((line) => line.replace(/ with .*/, ''))).toEqual([
       'QmuxWarning: worker "twice" is paused',
-      'QmuxWarning: worker "twice" is stopped',
+      'QmuxWarning: worker "twice" is running',
     ]);
   });
 

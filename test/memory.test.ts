@@ -274,8 +274,8 @@ function subscribeOnce(worker: Worker<Payload, unknown>, topic: Topic<Payload>, 
   const sub = worker.subscribe(topic);
   topic.publish({ n: 1 });
   topic.publish({ n: 2 });
-  other.add({ n: 3 });
-  other.add({ n: 4 });
+  void other.add({ n: 3 });
+  void other.add({ n: 4 });
   sub.unsubscribe();
   return new WeakRef(sub);
 }

@@ -204,10 +204,10 @@ describe('a burst coming due in a source that needs every due job', () => {
    * wake-up pass at their due time, then adds job `f` to `other` and lets its pass run.
    */
   async function burstThenOther(pq: PriorityQueue<string>, other: Queue<string>, n: number): Promise<void> {
-    for (let i = 0; i < n; i++) pq.add(`p${i}`, 1, { delay: 100 });
+    for (let i = 0; i < n; i++) void pq.add(`p${i}`, 1, { delay: 100 });
     await vi.advanceTimersByTimeAsync(99);
     vi.advanceTimersByTime(1);
-    other.add('f');
+    void other.add('f');
     await Promise.resolve();
     await Promise.resolve();
   }

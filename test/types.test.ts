@@ -70,7 +70,7 @@ function typeChecks(): void {
   if (someSource instanceof QueueClass) (someSource as Queue<string, number>).pauseKey('tenant');
   const unknownKeys: Queue<string, number> = Math.random() > 0.5 ? keyed : q;
   unknownKeys.keyStats('tenant'); // may throw: the type does not know
-  unknownKeys.add('a', { key: 'tenant' });
+  void unknownKeys.add('a', { key: 'tenant' });
 
   // null counts as not given (SPEC 10): a key read from a nullable column needs no `?? undefined`.
   const fromDb: string | null = null as string | null;
@@ -101,6 +101,12 @@ function typeChecks(): void {
   assertType<Equal<typeof handles, readonly JobHandle<unknown>[]>>();
   // @ts-expect-error the array of handles is read-only
   handles.length = 0;
+
+  // Handles and groups are thenables: awaiting one gives the handler's result(s) (issue 33).
+  assertType<Equal<Awaited<ReturnType<typeof q.add>>, number>>();
+  assertType<Equal<Awaited<ReturnType<typeof q.addAll>>, number[]>>();
+  const awaitable: PromiseLike<number> = q.add('a');
+  void awaitable;
 
   // delay and runAt are exclusive.
   const later: AddOptions = { delay: 5 };

@@ -50,11 +50,14 @@ export function workerNameInUse(name: string): boolean {
 }
 
 /**
- * How many of `core`'s waiting jobs (due or delayed) it may not start, and why; 0 when it may
- * start them (or nothing waits).
+ * How many of `core`'s waiting jobs (due or delayed) it may not start; 0 when it may start them,
+ * when nothing waits, and when the user stopped it.
  */
 export function strandedJobs(core: Core): number {
   if (core.waiting === 0) return 0;
+  // A stop the user asked for (stop(), a registry's shutdown) leaves its waiting jobs on purpose:
+  // nothing is stranded by surprise, whether its running handlers have settled or not.
+  if (core.phase === Phase.Stopped) return 0;
   if (core.phase !== Phase.Started) return core.waiting;
   // Keys (SPEC 10): a started worker strands its waiting jobs too when every one of them sits in
   // a paused key (the warning then says to resume them, see `hint`). O(active keys), at exit only.
@@ -68,22 +71,40 @@ export function strandedJobs(core: Core): number {
   return stranded;
 }
 
+/** Paused keys named in a warning, at most, per source. */
+const KEYS_NAMED = 3;
+
+/**
+ * The paused keys that hold waiting jobs, as `queue "q": key "a", key "b"`, one part per keyed
+ * source; empty when there are none.
+ */
+function pausedKeys(core: Core): string {
+  const parts: string[] = [];
+  for (const source of core.list) {
+    if (source.keys === undefined || source.length === 0) continue;
+    const names = source.keys.pausedKeysWithWork(KEYS_NAMED + 1);
+    if (names.length === 0) continue;
+    const shown = names.slice(0, KEYS_NAMED).map((name) => JSON.stringify(name));
+    parts.push(`"${source.name}": ${shown.join(', ')}${names.length > KEYS_NAMED ? ' and more' : ''}`);
+  }
+  return parts.join('; ');
+}
+
 /** What to call so that the stranded jobs run. */
-function hint(status: WorkerStatus): string {
+function hint(status: WorkerStatus, core: Core): string {
+  const keys = pausedKeys(core);
+  const resumeKeys = keys === '' ? '' : `resumeKey(key) on their queues for the paused keys (${keys})`;
   switch (status) {
     case 'initiated':
-    case 'stopped':
-      return 'call start() to run them';
-    case 'stopping':
-      // start() throws until stop() finishes, and stop() waits for handlers that nothing will settle now.
-      return 'stop() waits for the handlers it runs, which have not settled: once they have, call start() to run them';
+      return `call start()${resumeKeys === '' ? '' : ` and ${resumeKeys}`} to run them`;
     case 'paused':
     case 'pausing':
-      return 'call resume() to run them';
+      return `call resume()${resumeKeys === '' ? '' : ` and ${resumeKeys}`} to run them`;
     case 'halted':
       return 'fix the broken invariant (see health()) and call start() to run them';
     default:
-      return 'resume their paused keys to run them';
+      // Started: every waiting job sits in a paused key (see `strandedJobs`).
+      return `call ${resumeKeys} to run them`;
   }
 }
 
@@ -105,7 +126,7 @@ export function warnAboutStrandedJobs(): void {
     const jobs = stranded === 1 ? '1 waiting job' : `${stranded} waiting jobs`;
     hostWarning(
       `worker "${watch.name}" is ${status} with ${jobs} that it may not start, and the process is about to exit without running them; ` +
-        `${hint(status)} (or purge() their sources to drop them)`,
+        `${hint(status, core)} (or purge() their sources to drop them)`,
       { type: 'QmuxWarning', code: 'QMUX_STRANDED_JOBS' },
     );
   }

@@ -1210,16 +1210,16 @@ export class Simulation {
     this.#expectRefusal(this.#refusal(source, count, data.map(simKey), aborted), () => {
       if (source.kind === 'queue') {
         const queue = source.src as Queue;
-        if (many) queue.addAll(data, options);
-        else queue.add(single, options);
+        if (many) void queue.addAll(data, options);
+        else void queue.add(single, options);
       } else {
         const pq = source.src as PriorityQueue;
         if (many)
-          pq.addAll(
+          void pq.addAll(
             data.map((i) => ({ data: i, priority: rng.int(0, 3) })),
             options,
           );
-        else pq.add(single, rng.int(0, 3), options);
+        else void pq.add(single, rng.int(0, 3), options);
       }
     });
   }

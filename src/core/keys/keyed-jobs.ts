@@ -176,6 +176,16 @@ export class KeyedJobs implements DueJobs {
     return waiting;
   }
 
+  /** The paused keys that hold waiting jobs (due or delayed), at most `max` of them: O(active keys), for the exit warning. */
+  pausedKeysWithWork(max: number): string[] {
+    const names: string[] = [];
+    for (const key of this.#keys.values()) {
+      if (names.length >= max) break;
+      if (key.paused && key.jobs.length + key.delayed > 0) names.push(key.name);
+    }
+    return names;
+  }
+
   /** Jobs of `name` waiting, due or delayed. */
   waitingOf(name: string): number {
     const key = this.#keys.get(mapKey(name));
