@@ -26,7 +26,7 @@ import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
 import { isSampled, Metrics, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
-import { captureContext, type ContextScope } from './shell/async-context.js';
+import { captureContext, inRootContext, type ContextScope } from './shell/async-context.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
@@ -154,7 +154,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         (job, value) => this.#progress(job, value),
       );
       this.#threads = threads;
-      handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
+      const runInThread = (job: JobRecord): Promise<R> => threads.run(job, job.ext?.transfer) as Promise<R>;
+      // The pool and its threads are made, and its tasks sent, outside the job's context: they
+      // outlive the job and must not keep its context alive. The job's events still come in its
+      // context, from the reaction to this promise, which is awaited in it.
+      handler = (job) => inRootContext(runInThread, job as unknown as JobRecord);
     }
     this.name = config.name ?? generatedName();
     this.strategy = strategy;
