@@ -2,9 +2,12 @@
 // (with a query string each), so that each build gets call sites of its own here.
 const job = () => Promise.resolve();
 
-/** `jobs` fire-and-forget no-op jobs on a fresh worker of class `Worker`: CPU ns per job. */
-export async function noopRound(Worker, jobs, concurrency) {
-  const worker = new Worker(job, { concurrency });
+/**
+ * `jobs` fire-and-forget no-op jobs on a fresh worker of class `Worker`: CPU ns per job.
+ * `asyncContext`, when given, is passed as the worker option (`AB_CONTEXT`).
+ */
+export async function noopRound(Worker, jobs, concurrency, asyncContext) {
+  const worker = new Worker(job, asyncContext === undefined ? { concurrency } : { concurrency, asyncContext });
   const queue = worker.bindQueue();
   const before = process.cpuUsage();
   for (let i = 0; i < jobs; i++) queue.add(i);

@@ -5,13 +5,16 @@
 //   AB_STRATEGY_B=RoundRobin node --expose-gc bench/ab-inprocess.mjs <dist> <copy of it> ...
 //   AB_KEYS=100000 node --expose-gc bench/ab-inprocess.mjs <distA> <distB> ...
 //   AB_HELD=1 node --expose-gc bench/ab-inprocess.mjs <distA> <distB> ...
+//   AB_CONTEXT=1 node --expose-gc bench/ab-inprocess.mjs dist dist ...
 //
 // With AB_STRATEGY_A / AB_STRATEGY_B set to a strategy's name, that side runs the `strategies`
 // cell instead (4 queues, jobs spread `i % 4`, under that strategy): given two copies of one
 // dist/, this measures a strategy on 4 sources against one queue, the ratio of issue 13's goal.
 // With AB_KEYS set to a number of keys K, both sides run the `keys` cell of bench/keys-cpu.mjs
 // (one queue bound with keys, job i of key i % K). With AB_HELD set, both sides run the no-op
-// cell with one delayed job held for an hour in the same queue (`heldRound`).
+// cell with one delayed job held for an hour in the same queue (`heldRound`). With AB_CONTEXT
+// set, both sides run the no-op cell, A with `asyncContext: false` and B with `asyncContext: true`
+// (the default): given one dist/ twice, the pair ratio is what async context costs (SPEC 13).
 //
 // <distA> and <distB> are built `dist/` directories (e.g. /tmp/base/dist and ./dist). Each is
 // imported once, so each has its own module instances, classes and optimized code. A round is
@@ -46,12 +49,14 @@ const concurrency = Number(argConcurrency ?? 16);
 
 const keys = process.env.AB_KEYS ? Number(process.env.AB_KEYS) : undefined;
 const held = Boolean(process.env.AB_HELD);
+const context = Boolean(process.env.AB_CONTEXT);
 const round = new URL('./ab-inprocess-round.mjs', import.meta.url);
 const side = async (dir, tag, strategy) => {
   const { Worker, Strategy } = await import(pathToFileURL(path.join(path.resolve(dir), 'index.js')).href);
   const { noopRound, strategyRound, keysRound, heldRound } = await import(`${round.href}?${tag}`);
   if (keys !== undefined) return (n) => keysRound(Worker, keys, n, concurrency);
   if (held) return (n) => heldRound(Worker, n, concurrency);
+  if (context) return (n) => noopRound(Worker, n, concurrency, tag === 'b');
   if (strategy === undefined) return (n) => noopRound(Worker, n, concurrency);
   if (Strategy?.[strategy] === undefined) throw new Error(`Strategy.${strategy} is not exported by ${dir}`);
   return (n) => strategyRound(Worker, Strategy, strategy, n, concurrency);
@@ -86,6 +91,7 @@ console.log(
     strategyB: process.env.AB_STRATEGY_B || null,
     keys: keys ?? null,
     held,
+    asyncContext: context ? { a: false, b: true } : null,
     rounds,
     jobs,
     concurrency,

@@ -315,6 +315,34 @@ const throughput = {
 };
 throughput.result.floor = throughput.noop.floor;
 
+// Async context (SPEC 13): the noop cell with the default (each job runs in its add's context)
+// against `asyncContext: false`, outside any AsyncLocalStorage, and with every add made inside
+// `als.run()` of one AsyncLocalStorage (a service's request context: on Node 20 an enabled
+// AsyncLocalStorage also installs promise hooks, which every promise pays for, on or off).
+const noopWorker = async (n, c, asyncContext) => {
+  const { Worker } = await loadQmux();
+  const w = new Worker(job, { concurrency: c, asyncContext });
+  const q = w.bindQueue();
+  const t0 = now();
+  for (let i = 0; i < n; i++) q.add(i);
+  await w.waitUntilIdle();
+  return elapsed(t0);
+};
+let requestStorage;
+const inRequest = async (run) => {
+  const { AsyncLocalStorage } = await import('node:async_hooks');
+  requestStorage ??= new AsyncLocalStorage();
+  return requestStorage.run({ request: 1 }, run);
+};
+throughput.context = {
+  'context-on': (n, c) => noopWorker(n, c, true),
+  'context-off': (n, c) => noopWorker(n, c, false),
+};
+throughput['context-als'] = {
+  'context-on': (n, c) => inRequest(() => noopWorker(n, c, true)),
+  'context-off': (n, c) => inRequest(() => noopWorker(n, c, false)),
+};
+
 // Events: the noop workload with nobody listening, and with no-op listeners on the two events
 // emitted per job ('active', 'completed'). The first is what every other qmux cell pays for
 // events; the second shows what listening adds.

@@ -1,6 +1,6 @@
 // Benchmark orchestrator. `npm run bench` builds qmux and runs this file.
 //
-//   node bench/run.mjs [--quick] [--only noop,result] [--runs N] [--write]
+//   node bench/run.mjs [--quick] [--only noop,result] [--runs N] [--write] [--node /path/to/node]
 //
 // Every cell (workload x row x library) runs in a fresh Node process (bench/cell.mjs), which warms
 // up and then measures once. The libraries of one row are alternated round-robin within each run
@@ -29,6 +29,7 @@ const USAGE = `usage: node bench/run.mjs [options]   (or: npm run bench -- [opti
   --only <ids>      comma-separated workload ids: ${WORKLOAD_IDS.join(', ')}
   --runs <N>        runs per cell (default 5, or 2 with --quick); the median is reported
   --write           also write the tables and machine info to bench/RESULTS.md
+  --node <path>     the Node binary that runs the cells (default: $QMUX_BENCH_NODE, else this one)
   --help            this text
 `;
 
@@ -41,6 +42,7 @@ try {
       only: { type: 'string' },
       runs: { type: 'string' },
       write: { type: 'boolean', default: false },
+      node: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -52,6 +54,17 @@ try {
 if (opts.help) {
   process.stdout.write(USAGE);
   process.exit(0);
+}
+
+// The Node that runs every cell: the bench reports Node 24 beside Node 20 (SPEC 14) by running
+// the same orchestrator with each.
+const NODE = opts.node ?? (process.env.QMUX_BENCH_NODE || process.execPath);
+let nodeVersions;
+try {
+  nodeVersions = JSON.parse(execFileSync(NODE, ['-p', 'JSON.stringify({ node: process.version, v8: process.versions.v8 })'], { encoding: 'utf8' }));
+} catch (err) {
+  process.stderr.write(`--node / QMUX_BENCH_NODE: cannot run ${NODE}: ${err.message}\n`);
+  process.exit(2);
 }
 
 const mode = opts.quick ? 'quick' : 'full';
@@ -102,7 +115,7 @@ const totalCells = groups.reduce((n, g) => n + g.cells.length, 0) * runs;
 
 function runCell(spec) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--expose-gc', CELL, JSON.stringify(spec)], {
+    const child = spawn(NODE, ['--expose-gc', CELL, JSON.stringify(spec)], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -148,7 +161,9 @@ function fmtSample(kind, r) {
 }
 
 const started = Date.now();
-process.stderr.write(`qmux bench (${mode}): ${selected.map((w) => w.id).join(', ')}; ${runs} run(s) per cell, ${totalCells} cells\n`);
+process.stderr.write(
+  `qmux bench (${mode}) on Node ${nodeVersions.node}: ${selected.map((w) => w.id).join(', ')}; ${runs} run(s) per cell, ${totalCells} cells\n`,
+);
 // The commit is taken before any cell runs, when `npm run bench` has just built dist/ from src/:
 // edits made while the suite runs do not change what it measures.
 const GIT_AT_START = gitDescribe();
@@ -391,7 +406,7 @@ const command =
 
 const machine = [
   `- CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} (${os.arch()}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.platform()} ${os.release()}`,
-  `- Node ${process.version} (V8 ${process.versions.v8})`,
+  `- Node ${nodeVersions.node} (V8 ${nodeVersions.v8})${NODE === process.execPath ? '' : `: ${NODE}`}`,
   `- Peers: fastq ${version('fastq')}, p-queue ${version('p-queue')}, p-limit ${version('p-limit')}, async ${version('async')}`,
   `- qmux: git ${GIT_AT_START}`,
   `- Command: \`${command}\` (${mode}: ${runs} run(s) per cell, median reported; each cell a fresh \`node --expose-gc\` process with warm-up)`,

@@ -4,6 +4,7 @@ import { CancelledError } from './errors.js';
 import type { Deadline } from './core/deadlines.js';
 import type { Source } from './source.js';
 import { keepShape } from './internal/shape-anchors.js';
+import type { ContextScope } from './shell/async-context.js';
 
 /**
  * A progress report (BullMQ's type): a number (a percentage, say), a string, a boolean or an
@@ -328,6 +329,12 @@ export class JobRecord<T = unknown, R = unknown> implements Job<T>, JobHandle<R>
   #outcome: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
+  /**
+   * The async context of the call that added it (SPEC 13), in which its handler and events run;
+   * `undefined` without one (`asyncContext: false`, a runtime without `node:async_hooks`), and
+   * once the job has settled, so that a kept handle keeps no context alive.
+   */
+  scope: ContextScope | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, dueAt: number, state: State) {
     this.seq = nextSeq++;

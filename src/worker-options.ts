@@ -7,6 +7,7 @@ import * as check from './internal/validate.js';
 import type { Job } from './job.js';
 import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
+import { contextsSupported } from './shell/async-context.js';
 import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
 import { nodeBuiltin } from './shell/host.js';
 
@@ -45,6 +46,13 @@ export interface WorkerOptions {
   timeout?: number;
   /** Most dead letters kept (an integer >= 0), oldest dropped first. Default 1000. */
   deadLetterLimit?: number;
+  /**
+   * Run each job's handler, and emit its events, in the async context of the call that added it
+   * (`add`, `addAll`, `tryAdd`, `publish`, `redrive`), so that `AsyncLocalStorage.getStore()`
+   * returns there what it returned at the add (SPEC 13). Default true; false saves the capture
+   * per add (see the README, "Async context").
+   */
+  asyncContext?: boolean;
 }
 
 /**
@@ -59,7 +67,7 @@ export interface ThreadWorkerOptions extends Omit<WorkerOptions, 'pool'>, Thread
   pool?: 'threads';
 }
 
-const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool']);
+const WORKER_OPTIONS = new Set(['concurrency', 'strategy', 'autoRun', 'name', 'retry', 'timeout', 'deadLetterLimit', 'pool', 'asyncContext']);
 const THREAD_OPTIONS = new Set(['minThreads', 'idleTimeout', 'resourceLimits']);
 
 /** A string that names a URL by its scheme (`https://...`, `data:...`) rather than a file path. */
@@ -134,6 +142,8 @@ export interface WorkerConfig {
   retry: RetryOptions | undefined;
   timeout: number | undefined;
   deadLetterLimit: number;
+  /** Whether jobs carry the async context of their add (and the runtime can carry one). */
+  asyncContext: boolean;
   threadOptions: ThreadPoolOptions;
 }
 
@@ -211,6 +221,7 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
     );
   }
   const autoRun = options?.autoRun === undefined ? true : check.boolean('worker option "autoRun"', options.autoRun);
+  const asyncContext = options?.asyncContext === undefined ? true : check.boolean('worker option "asyncContext"', options.asyncContext);
   checkRetryOptions('worker option "retry"', options?.retry);
   const timeout = options?.timeout === undefined ? undefined : checkTimeout('worker option "timeout"', options.timeout);
   const deadLetterLimit =
@@ -243,6 +254,7 @@ export function resolveWorkerConfig(handlerOrOptions: unknown, maybeOptions: unk
     retry: options?.retry,
     timeout,
     deadLetterLimit,
+    asyncContext: asyncContext && contextsSupported,
     threadOptions: {
       minThreads: options?.minThreads,
       idleTimeout: options?.idleTimeout,

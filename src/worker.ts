@@ -26,6 +26,7 @@ import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
 import { isTimed, Metrics, Sampler, snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
+import { captureContext, inRootContext, type ContextScope } from './shell/async-context.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
 import { reportFault } from './shell/faults.js';
@@ -135,12 +136,17 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #remoteHost: RemoteHost | undefined = undefined;
   /** Set while a stop waits for the remote sources to record their outcomes and close. */
   #quiescing: Promise<void> | undefined = undefined;
+  /** Whether jobs carry the async context of their add (the `asyncContext` option, SPEC 13). */
+  readonly #carriesContext: boolean;
+  /** The context each remote source was bound in: its jobs run in it (SPEC 13). */
+  #remoteScopes: Map<RemoteSource<T, R>, ContextScope | undefined> | undefined = undefined;
 
   constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
     const config = resolveWorkerConfig(handlerOrOptions, maybeOptions);
     const { concurrency, strategy, threadModule } = config;
     this.#retry = config.retry;
+    this.#carriesContext = config.asyncContext;
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
       const threads = new ThreadPool(
@@ -151,7 +157,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         (job, value) => this.#progress(job, value, false),
       );
       this.#threads = threads;
-      handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
+      const runInThread = (job: JobRecord): Promise<R> => threads.run(job, job.ext?.transfer) as Promise<R>;
+      // The pool and its threads are made, and its tasks sent, outside the job's context: they
+      // outlive the job and must not keep its context alive. The job's events still come in its
+      // context, from the reaction to this promise, which is awaited in it.
+      handler = (job) => inRootContext(runInThread, job as unknown as JobRecord);
     }
     this.name = config.name ?? generatedName();
     this.strategy = strategy;
@@ -568,6 +578,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     });
     (this.#remotes ??= []).push(source);
     bindAdapter(adapter, `worker "${this.name}", source "${source.name}"`);
+    (this.#remoteScopes ??= new Map()).set(source, this.#carriesContext ? captureContext() : undefined);
     source.sync();
     return source;
   }
@@ -577,6 +588,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       admit: (job) => {
         const core = this.#core;
         const source = job.home;
+        job.scope = this.#remoteScopes?.get(source as RemoteSource<T, R>);
         const wasEmpty = source.length === 0;
         const now = this.#clock.now();
         this.#sampler.saw(now);
@@ -596,6 +608,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         const remotes = this.#remotes as RemoteSource<T, R>[];
         const at = remotes.indexOf(source as RemoteSource<T, R>);
         if (at >= 0) remotes.splice(at, 1);
+        this.#remoteScopes?.delete(source as RemoteSource<T, R>);
       },
       recorded: () => this.#settle(),
     };
@@ -611,7 +624,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Lets every remote source claim or hand back as the worker's state now asks. */
   #syncRemotes(remotes: RemoteSource<T, R>[]): void {
-    for (const source of remotes) source.sync();
+    // In the context each was bound in: a claim started here may wait long after the job whose
+    // finish called this has settled, and must neither keep that job's context alive nor carry it.
+    for (const source of remotes) {
+      const scope = this.#remoteScopes?.get(source);
+      if (scope === undefined) source.sync();
+      else scope.runInAsyncScope(source.sync, source);
+    }
   }
 
   /** Checks the options, names the source and inserts it at its place in the list. */
@@ -639,6 +658,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<D, Q> {
     const job = newJobRecord(source, data, priority, parsed, key);
+    if (this.#carriesContext) job.scope = captureContext();
     this.#core.created(source as unknown as Source);
     return job;
   }
@@ -702,7 +722,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       }
     }
     if (!this.#core.progress(job, value)) return;
-    emitProgress(this, job, value);
+    // A thread's report arrives in no job's context: the event is emitted in its job's.
+    const scope = job.scope;
+    if (scope === undefined) emitProgress(this, job, value);
+    else scope.runInAsyncScope(emitProgress, undefined, this, job, value);
     job.home.progressed(job, value);
   }
 
@@ -792,8 +815,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (core.phase === Phase.Started) {
         core.promote(now);
         for (let job = core.next(now); job !== undefined; job = core.next(now)) {
-          emitJob(this, 'active', job); // once the start is complete
-          this.#run(job);
+          // In the context of the add that made the job (SPEC 13), whoever started it.
+          const scope = job.scope;
+          if (scope === undefined) this.#begin(job);
+          else scope.runInAsyncScope(this.#begin, this, job);
           if (core.slotsInUse < core.concurrency && core.needsClock) {
             now = this.#clock.now();
             core.promote(now);
@@ -840,6 +865,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       expired = true;
     }
     return expired;
+  }
+
+  /** Starts a job's attempt that the core has started: `active`, then its handler. */
+  #begin(job: JobRecord): void {
+    emitJob(this, 'active', job); // once the start is complete
+    this.#run(job);
   }
 
   #run(job: JobRecord): void {
@@ -894,7 +925,10 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         // The time matters only to a retry after a timeout or a held redrive, both in the extras.
         if (job.ext === undefined ? core.succeedPlain(job, value) : core.succeed(job, value, this.#clock.now())) {
           deliverOutcome(job);
+          // In its context already: a synchronous handler's finish runs in its scope, an async
+          // one's in the reaction to its promise, which was awaited in that scope.
           emitCompleted(this, job, value as R);
+          job.scope = undefined; // settled: it keeps no context alive
         }
       } else {
         let delay = -1;
@@ -978,45 +1012,56 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       const job = outbox.job;
       const value = outbox.value;
       const n = outbox.n;
-      switch (note) {
-        case Note.Retrying:
-          emitRetrying(this, job, value, n);
-          break;
-        case Note.Failed:
-          deliverOutcome(job);
-          emitFailure(this, 'failed', job, value);
-          if (n === 1) emitFailure(this, 'dead', job, value);
-          break;
-        case Note.RemoteRetrying:
-          deliverOutcome(job);
-          emitRetrying(this, job, value, undefined);
-          break;
-        case Note.Cancelled:
-          deliverOutcome(job);
-          // Settled before the abort: a listener of the signal that cancels again finds it settled.
-          if (n === 1) this.#abortAttempt(job, job.value);
-          else if (job.home.isRemote) (job.home as RemoteSource).release(job as RemoteJobRecord);
-          emitJob(this, 'cancelled', job);
-          break;
-        case Note.TimedOut:
-          this.#abortAttempt(job, value);
-          break;
-        case Note.Shrunk:
-          (value as Source).lengthDropped();
-          break;
-        case Note.Paused:
-          emitState(this, 'paused');
-          break;
-        case Note.Resumed:
-          emitState(this, 'resumed');
-          break;
-        case Note.Halted: {
-          const waiters = this.#idleWaiters;
-          this.#idleWaiters = [];
-          for (const waiter of waiters) waiter.reject(value);
-          emitHalted(this, value as InvariantError);
-          break;
-        }
+      // A job's notes are acted on in its context (SPEC 13): its events, its signal's abort.
+      const scope = note <= Note.TimedOut ? job.scope : undefined;
+      if (scope === undefined) this.#actOn(note, job, value, n);
+      else scope.runInAsyncScope(this.#actOn, this, note, job, value, n);
+    }
+  }
+
+  /** Acts on one of the core's notes (see {@link WorkerImpl.#drainNotes}). */
+  #actOn(note: Note, job: JobRecord, value: unknown, n: number): void {
+    switch (note) {
+      case Note.Retrying:
+        emitRetrying(this, job, value, n);
+        break;
+      case Note.Failed:
+        deliverOutcome(job);
+        emitFailure(this, 'failed', job, value);
+        if (n === 1) emitFailure(this, 'dead', job, value);
+        job.scope = undefined; // settled: it keeps no context alive
+        break;
+      case Note.RemoteRetrying:
+        deliverOutcome(job);
+        emitRetrying(this, job, value, undefined);
+        job.scope = undefined;
+        break;
+      case Note.Cancelled:
+        deliverOutcome(job);
+        // Settled before the abort: a listener of the signal that cancels again finds it settled.
+        if (n === 1) this.#abortAttempt(job, job.value);
+        else if (job.home.isRemote) (job.home as RemoteSource).release(job as RemoteJobRecord);
+        emitJob(this, 'cancelled', job);
+        job.scope = undefined;
+        break;
+      case Note.TimedOut:
+        this.#abortAttempt(job, value);
+        break;
+      case Note.Shrunk:
+        (value as Source).lengthDropped();
+        break;
+      case Note.Paused:
+        emitState(this, 'paused');
+        break;
+      case Note.Resumed:
+        emitState(this, 'resumed');
+        break;
+      case Note.Halted: {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const waiter of waiters) waiter.reject(value);
+        emitHalted(this, value as InvariantError);
+        break;
       }
     }
   }

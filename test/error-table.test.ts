@@ -386,6 +386,7 @@ const cases: Record<string, Case | (() => unknown)> = {
     strategy: { name: 'Broken', create: () => bad<Picker>({ pick: (list: readonly SourceView[]) => list[0], served: 5 }) },
   }),
   "new Worker(handler, options) | `autoRun: 'yes'`": worker({ autoRun: 'yes' }),
+  "new Worker(handler, options) | `asyncContext: 'yes'`": worker({ asyncContext: 'yes' }),
   "new Worker(handler, options) | `name: ''`": worker({ name: '' }),
   'new Worker(handler, options) | `name: 5`': worker({ name: 5 }),
   'new Worker(handler, options) | `concurreny: 2` (unknown key)': worker({ concurreny: 2 }),

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
+import { inRootContext } from './async-context.js';
 
 /**
  * The one timer of a worker, armed for the core's next deadline (SPEC 12). It keeps the
@@ -25,6 +26,8 @@ export class WakeTimer {
    * Arms for `at` (`Infinity`: disarms), on `clock`. The clock is read only when the timer is
    * set: a worker holding a delayed job re-arms after every pass, for the same time.
    */
+  readonly #armFor = (wait: number): ReturnType<typeof setTimeout> => setTimeout(this.#onFire, wait);
+
   arm(at: number, clock: Clock): void {
     if (at === Infinity) {
       this.disarm();
@@ -40,7 +43,9 @@ export class WakeTimer {
     // rounded up, so that the timer never fires before the deadline it is for.
     const wait = Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(at - now)));
     this.#at = now + wait;
-    this.#timer = setTimeout(this.#onFire, wait);
+    // Armed outside any job's context (SPEC 13): it may be armed while a job's handler or
+    // events run, and must neither keep that context alive nor run the next pass in it.
+    this.#timer = inRootContext(this.#armFor, wait);
   }
 
   disarm(): void {
