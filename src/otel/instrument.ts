@@ -103,6 +103,16 @@ class Instrumentation {
   readonly #jobs = new WeakMap<JobRecord, JobTrace>();
   /** Per source: its span name and the options every span of it starts with (no allocation per attempt). */
   readonly #spanOptions = new WeakMap<Source, { name: string; options: SpanOptions; attributes: Attributes }>();
+  /** The attempt {@link #call} runs next: set just before `context.with` calls it. */
+  #job: JobRecord | undefined = undefined;
+  #handler: ((job: JobRecord) => unknown) | undefined = undefined;
+  readonly #call = (): unknown => {
+    const job = this.#job as JobRecord;
+    const handler = this.#handler as (job: JobRecord) => unknown;
+    this.#job = undefined;
+    this.#handler = undefined;
+    return handler(job);
+  };
   /** The workers tapped, each with its listeners, so that removing undoes exactly what was done. */
   readonly #workers = new Map<Worker<never, unknown>, () => void>();
 
@@ -223,8 +233,14 @@ class Instrumentation {
         }
       }
     }
-    // Spans the handler starts are children of this attempt's; so is anything it runs later.
-    return api.context.with(api.trace.setSpan(parent, span), handler as (job: JobRecord) => unknown, undefined, job);
+    // Spans the handler starts are children of this attempt's; so is anything it runs later. A
+    // no-op tracer's span (invalid, not recording) adds nothing to the parent: no context to copy.
+    const active = recording || api.isSpanContextValid(span.spanContext()) ? api.trace.setSpan(parent, span) : parent;
+    // The job and handler go through fields, not `with`'s rest arguments or a closure: nothing
+    // allocated per attempt. `#call` reads them before anything else runs.
+    this.#job = job;
+    this.#handler = handler as (job: JobRecord) => unknown;
+    return api.context.with(active, this.#call);
   }
 
   /** The end of an attempt (`retrying`, or the job's end), or of a job that was waiting (`cancelled`, `failed`). */
