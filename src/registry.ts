@@ -35,16 +35,20 @@ export interface ShutdownOptions {
 const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
 
 /** Sets a registry's watcher (see {@link watchRegistry}); assigned by the class's static block. */
-let setWatcher: (registry: Registry, watcher: ((worker: Worker<never, unknown>) => void) | null) => void;
+let setWatcher: (registry: Registry, watcher: RegistryWatcher | null) => RegistryWatcher | null;
+
+/** What {@link watchRegistry} calls with each worker added. @internal */
+export type RegistryWatcher = (worker: Worker<never, unknown>) => void;
 
 /**
- * Calls `watcher` with each worker added to `registry` from now on (or stops with `null`): how
- * `qmux/otel` instruments the workers a registry gains after `instrument(registry)`.
+ * Calls `watcher` with each worker added to `registry` from now on (or stops with `null`),
+ * returning the watcher it had: how `qmux/otel` instruments the workers a registry gains after
+ * `instrument(registry)`.
  *
  * @internal
  */
-export function watchRegistry(registry: Registry, watcher: ((worker: Worker<never, unknown>) => void) | null): void {
-  setWatcher(registry, watcher);
+export function watchRegistry(registry: Registry, watcher: RegistryWatcher | null): RegistryWatcher | null {
+  return setWatcher(registry, watcher);
 }
 
 /**
@@ -65,11 +69,13 @@ export function watchRegistry(registry: Registry, watcher: ((worker: Worker<neve
  */
 export class Registry {
   readonly #workers = new Map<string, Worker<never, unknown>>();
-  #watcher: ((worker: Worker<never, unknown>) => void) | null = null;
+  #watcher: RegistryWatcher | null = null;
 
   static {
     setWatcher = (registry, watcher) => {
+      const previous = registry.#watcher;
       registry.#watcher = watcher;
+      return previous;
     };
   }
 

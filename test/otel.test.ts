@@ -239,6 +239,12 @@ describe('qmux/otel traces', () => {
     ).toEqual(['process qa', 'process qb']);
     expect(points(await collect(), 'qmux.jobs.succeeded')).toHaveLength(2);
     expect(() => instrument(a, { tracerProvider })).toThrow(/worker "a" is already instrumented/);
+    expect(() => instrument(registry, { tracerProvider })).toThrow(/this registry is already instrumented/);
+    // A worker instrumented on its own joins an instrumented registry without a throw, and keeps its own.
+    const own = new Worker<string, void>(() => {}, { name: 'own' });
+    const uninstrumentOwn = instrument(own, { tracerProvider });
+    registry.add(own);
+    uninstrumentOwn();
 
     uninstrument();
     exporter.reset();

@@ -164,12 +164,17 @@ class Instrumentation {
     meter.addBatchObservableCallback(this.#observe, this.#observables);
   }
 
-  /** Taps `worker`: its adds capture the context, its attempts run in spans, its events end them. */
-  tap(worker: Worker<never, unknown>): void {
+  /**
+   * Taps `worker`: its adds capture the context, its attempts run in spans, its events end them.
+   * A worker another `instrument()` call has tapped throws when `strict`, else is left to it (a
+   * worker added to an instrumented registry: `registry.add` must not throw for it).
+   */
+  tap(worker: Worker<never, unknown>, strict: boolean): void {
     const tap: WorkerTap = { added: (job) => this.#added(job), run: (job, handler) => this.#run(worker, job, handler) };
     const previous = tapWorker(worker, tap);
     if (previous !== null) {
       tapWorker(worker, previous);
+      if (!strict) return;
       throw new TypeError(
         `qmux/otel: instrument(): worker "${worker.name}" is already instrumented; call the function the earlier instrument() returned first`,
       );
@@ -191,7 +196,7 @@ class Instrumentation {
     });
   }
 
-  /** Undoes everything: taps, listeners, the metrics callback. Spans of attempts still running end as they were. */
+  /** Undoes everything: taps, listeners, the metrics callback. The spans of attempts still running are never ended, so never exported. */
   remove(): void {
     for (const untap of this.#workers.values()) untap();
     this.#workers.clear();
@@ -363,18 +368,26 @@ export function instrument<T, R>(target: Registry | Worker<T, R>, options?: Inst
     throw new TypeError(`qmux/otel: instrument(target) needs a Worker or a Registry, got ${describeValue(target)}`);
   }
   const instrumentation = new Instrumentation(opts);
+  let watching = false;
   let removed = false;
   const remove = (): void => {
     if (removed) return;
     removed = true;
-    if (isRegistry) watchRegistry(target, null);
+    if (watching) watchRegistry(target as Registry, null);
     instrumentation.remove();
   };
   try {
     if (isRegistry) {
-      for (const name of target.names()) instrumentation.tap(target.get(name) as Worker<never, unknown>);
-      watchRegistry(target, (worker) => instrumentation.tap(worker));
-    } else instrumentation.tap(target as unknown as Worker<never, unknown>);
+      const previous = watchRegistry(target, (worker) => instrumentation.tap(worker, false));
+      if (previous !== null) {
+        watchRegistry(target, previous);
+        throw new TypeError(
+          'qmux/otel: instrument(): this registry is already instrumented; call the function the earlier instrument() returned first',
+        );
+      }
+      watching = true;
+      for (const name of target.names()) instrumentation.tap(target.get(name) as Worker<never, unknown>, true);
+    } else instrumentation.tap(target as unknown as Worker<never, unknown>, true);
   } catch (error) {
     remove();
     throw error;
