@@ -262,6 +262,25 @@ describe('qmux/otel traces', () => {
     instrument(a, { tracerProvider })();
   });
 
+  it('the global provider: no span while no SDK is registered, spans from the attempt after it registers', async () => {
+    const worker = new Worker<string, void>(() => {});
+    const queue = worker.bindQueue({ name: 'q' });
+    const uninstrument = instrument(worker);
+    worker.start();
+    queue.add('before');
+    await worker.waitUntilIdle();
+    expect(jobSpans()).toEqual([]);
+    trace.setGlobalTracerProvider(tracerProvider);
+    try {
+      queue.add('after');
+      await worker.waitUntilIdle();
+      expect(jobSpans().map((span) => span.name)).toEqual(['process q']);
+    } finally {
+      trace.disable();
+      uninstrument();
+    }
+  });
+
   it('bad arguments throw a TypeError naming what is allowed', () => {
     expect(() => instrument({} as never)).toThrow(/instrument\(target\) needs a Worker or a Registry/);
     const worker = new Worker(() => {});

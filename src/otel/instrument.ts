@@ -8,6 +8,7 @@ import type {
   Observable,
   ObservableCounter,
   ObservableGauge,
+  ProxyTracerProvider,
   Span,
   SpanOptions,
   Tracer,
@@ -42,6 +43,9 @@ export interface InstrumentOptions {
   /** Put a keyed job's key on its spans as `qmux.key`. Default `false`: a key often names a tenant or a user. */
   recordKeys?: boolean;
 }
+
+/** What the API's global tracer provider delegates to while no SDK has registered one. */
+const NOOP_TRACER_PROVIDER = new api.ProxyTracerProvider().getDelegate();
 
 /** The name qmux's tracer and meter carry (the instrumentation scope). */
 const SCOPE = 'qmux';
@@ -84,6 +88,8 @@ class JobTrace {
  */
 class Instrumentation {
   readonly #tracer: Tracer;
+  /** The API's global provider when no `tracerProvider` was given: a no-op until an SDK sets its delegate. */
+  readonly #proxy: ProxyTracerProvider | undefined;
   readonly #meter: Meter;
   /** False when the meter is the API's no-op one: no clock reading, no per-job record for metrics. */
   readonly #metricsOn: boolean;
@@ -117,7 +123,9 @@ class Instrumentation {
   readonly #workers = new Map<Worker<never, unknown>, () => void>();
 
   constructor(options: InstrumentOptions) {
-    this.#tracer = (options.tracerProvider ?? api.trace.getTracerProvider()).getTracer(SCOPE);
+    const tracerProvider = options.tracerProvider ?? api.trace.getTracerProvider();
+    this.#proxy = tracerProvider instanceof api.ProxyTracerProvider ? tracerProvider : undefined;
+    this.#tracer = tracerProvider.getTracer(SCOPE);
     const meter = (this.#meter = (options.meterProvider ?? api.metrics.getMeterProvider()).getMeter(SCOPE));
     this.#recordKeys = options.recordKeys === true;
     this.#waitTime = meter.createHistogram('qmux.job.wait.duration', {
@@ -217,10 +225,17 @@ class Instrumentation {
     else if (job.home.isRemote) parent = remoteParent(job.data);
     else parent = api.ROOT_CONTEXT;
     const { name, options, attributes } = this.#optionsOf(worker, job.home as Source);
+    // The global provider before an SDK registers one: no span to make (the no-op's would be an
+    // allocation for nothing). Asked per attempt, as an SDK may be registered at any time.
+    const proxy = this.#proxy;
+    if (proxy !== undefined && proxy.getDelegate() === NOOP_TRACER_PROVIDER && !this.#metricsOn) {
+      this.#job = job;
+      this.#handler = handler as (job: JobRecord) => unknown;
+      return api.context.with(parent, this.#call);
+    }
     const span = this.#tracer.startSpan(name, options, parent);
     const recording = span.isRecording();
     if (recording) {
-      span.setAttributes(attributes);
       span.setAttribute('messaging.message.id', job.id);
       span.setAttribute('qmux.attempt', job.attempts);
       if (this.#recordKeys && job.key !== undefined) span.setAttribute('qmux.key', job.key);
