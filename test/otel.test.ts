@@ -339,6 +339,8 @@ describe('qmux/otel metrics', () => {
     expect(points(metrics, 'qmux.jobs.succeeded')[0]?.value).toBe(22);
     const wait = points(metrics, 'qmux.job.wait.duration')[0]?.value as Histogram;
     const run = points(metrics, 'qmux.job.run.duration')[0]?.value as Histogram;
+    expect(points(metrics, 'qmux.job.wait.duration')[0]?.attributes).toEqual(attributes);
+    expect(points(metrics, 'qmux.job.run.duration')[0]?.attributes).toEqual(attributes);
     // Every job, not a sample: 22 waits and 22 runs.
     expect(wait.count).toBe(22);
     expect(run.count).toBe(22);

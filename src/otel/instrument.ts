@@ -64,6 +64,14 @@ const COUNTERS: readonly [name: string, field: keyof WorkerCounters, unit: strin
 const STATUSES: readonly WorkerStatus[] = ['initiated', 'idle', 'running', 'pausing', 'paused', 'stopping', 'stopped', 'halted'];
 const HEALTHS: readonly WorkerHealth['status'][] = ['healthy', 'degraded', 'halted'];
 
+/** Per source, made once: its span name, the options every span of it starts with, and its metric attributes. */
+interface SourceInstruments {
+  name: string;
+  options: SpanOptions;
+  /** `qmux.worker` and `qmux.source`: the attributes of its histogram points. */
+  attributes: Attributes;
+}
+
 /** What one instrumented job carries while it is in use: its parent context and its running attempt. */
 class JobTrace {
   /** The context active at the add: each attempt's span is its child. */
@@ -108,7 +116,7 @@ class Instrumentation {
   /** Per job while it is in use: its parent context and running attempt. Weak: a job never seen settling is not kept. */
   readonly #jobs = new WeakMap<JobRecord, JobTrace>();
   /** Per source: its span name and the options every span of it starts with (no allocation per attempt). */
-  readonly #spanOptions = new WeakMap<Source, { name: string; options: SpanOptions; attributes: Attributes }>();
+  readonly #spanOptions = new WeakMap<Source, SourceInstruments>();
   /** The attempt {@link #call} runs next: set just before `context.with` calls it. */
   #job: JobRecord | undefined = undefined;
   #handler: ((job: JobRecord) => unknown) | undefined = undefined;
@@ -294,17 +302,17 @@ class Instrumentation {
     span.end();
   }
 
-  #optionsOf(worker: Worker<never, unknown>, source: Source): { name: string; options: SpanOptions; attributes: Attributes } {
+  #optionsOf(worker: Worker<never, unknown>, source: Source): SourceInstruments {
     let cached = this.#spanOptions.get(source);
     if (cached === undefined) {
-      const attributes: Attributes = {
+      const attributes: Attributes = { 'qmux.worker': worker.name, 'qmux.source': source.name };
+      const spanAttributes: Attributes = {
         'messaging.system': 'qmux',
         'messaging.operation.type': 'process',
         'messaging.destination.name': source.name,
-        'qmux.worker': worker.name,
-        'qmux.source': source.name,
+        ...attributes,
       };
-      cached = { name: `process ${source.name}`, options: { kind: api.SpanKind.CONSUMER, attributes }, attributes };
+      cached = { name: `process ${source.name}`, options: { kind: api.SpanKind.CONSUMER, attributes: spanAttributes }, attributes };
       this.#spanOptions.set(source, cached);
     }
     return cached;
