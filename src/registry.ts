@@ -34,6 +34,23 @@ export interface ShutdownOptions {
 
 const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
 
+/** Sets a registry's watcher (see {@link watchRegistry}); assigned by the class's static block. */
+let setWatcher: (registry: Registry, watcher: RegistryWatcher | null) => RegistryWatcher | null;
+
+/** What {@link watchRegistry} calls with each worker added. @internal */
+export type RegistryWatcher = (worker: Worker<never, unknown>) => void;
+
+/**
+ * Calls `watcher` with each worker added to `registry` from now on (or stops with `null`),
+ * returning the watcher it had: how `qmux/otel` instruments the workers a registry gains after
+ * `instrument(registry)`.
+ *
+ * @internal
+ */
+export function watchRegistry(registry: Registry, watcher: RegistryWatcher | null): RegistryWatcher | null {
+  return setWatcher(registry, watcher);
+}
+
 /**
  * The workers of one process, by name: one place to ask for health and to shut everything down.
  *
@@ -52,6 +69,15 @@ const RANK = { healthy: 0, degraded: 1, halted: 2 } as const;
  */
 export class Registry {
   readonly #workers = new Map<string, Worker<never, unknown>>();
+  #watcher: RegistryWatcher | null = null;
+
+  static {
+    setWatcher = (registry, watcher) => {
+      const previous = registry.#watcher;
+      registry.#watcher = watcher;
+      return previous;
+    };
+  }
 
   /**
    * Adds a worker (of any job types). Throws a `TypeError` if one with the same name is already
@@ -73,6 +99,7 @@ export class Registry {
       );
     }
     this.#workers.set(worker.name, worker as unknown as Worker<never, unknown>);
+    this.#watcher?.(worker as unknown as Worker<never, unknown>);
     return this;
   }
 

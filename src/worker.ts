@@ -33,6 +33,7 @@ import { reportFault } from './shell/faults.js';
 import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
 import { runSoon } from './shell/host.js';
 import { WakeTimer } from './shell/wake-timer.js';
+import type { WorkerTap } from './internal/worker-tap.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
 
@@ -41,6 +42,20 @@ export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker
 export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
 
 let workerCount = 0;
+
+/** Sets a worker's tap (see {@link tapWorker}); assigned by the class's static block, which can reach `#tap`. */
+let setTap: (worker: WorkerImpl<never, unknown>, tap: WorkerTap | null) => WorkerTap | null;
+
+/**
+ * Hooks `tap` into `worker` (or removes the tap with `null`), returning the tap it had: how
+ * `qmux/otel` sees jobs added and runs attempts, without a listener or a wrapper when no
+ * integration is on.
+ *
+ * @internal
+ */
+export function tapWorker(worker: WorkerImpl<never, unknown>, tap: WorkerTap | null): WorkerTap | null {
+  return setTap(worker, tap);
+}
 
 /**
  * Spare awaiters a worker keeps for the next jobs whose handlers return a promise: more than any
@@ -140,6 +155,16 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #carriesContext: boolean;
   /** The context each remote source was bound in: its jobs run in it (SPEC 13). */
   #remoteScopes: Map<RemoteSource<T, R>, ContextScope | undefined> | undefined = undefined;
+  /** An integration's hook into adds and attempts (`qmux/otel`), or null: one check per add and per attempt. */
+  #tap: WorkerTap | null = null;
+
+  static {
+    setTap = (worker, tap) => {
+      const previous = worker.#tap;
+      worker.#tap = tap;
+      return previous;
+    };
+  }
 
   constructor(handlerOrOptions?: Handler<T, R> | URL | string | WorkerOptions, maybeOptions?: WorkerOptions | ThreadWorkerOptions) {
     super();
@@ -660,6 +685,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const job = newJobRecord(source, data, priority, parsed, key);
     if (this.#carriesContext) job.scope = captureContext();
     this.#core.created(source as unknown as Source);
+    if (this.#tap !== null) this.#tap.added(job as unknown as JobRecord);
     return job;
   }
 
@@ -882,7 +908,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     }
     let result: unknown;
     try {
-      result = this.#handler(job as unknown as Job<T>);
+      const tap = this.#tap;
+      result = tap === null ? this.#handler(job as unknown as Job<T>) : tap.run(job, this.#handler as (job: never) => unknown);
       if (isAwaitable(result)) {
         const awaiter = this.#freeAwaiters.pop() ?? this.#newAwaiter();
         awaiter.startedAt = startedAt;

@@ -163,6 +163,20 @@ const EXPECT: Record<string, { args?: string[]; check(stdout: string): void }> =
       expect(out).toMatch(/speed-up: [\d.]+x/);
     },
   },
+  'otel-trace.ts': {
+    check: (out) => {
+      // Each request's trace holds its own jobs: a retry is a second child of the same request,
+      // and the handler's span nests under its attempt.
+      const [ada, bob] = out.split('trace of POST /signup bob');
+      expect(ada).toContain('  POST /signup ada\n    process emails  attempt 1  failed: SMTP 421 try again later\n');
+      expect(ada).toContain('    process emails  attempt 2  succeeded\n      smtp send ada@example.com\n');
+      expect(ada).toContain('    process thumbnails  attempt 1  succeeded\n');
+      expect(ada).not.toContain('bob');
+      expect(bob).toContain('  POST /signup bob\n    process emails  attempt 1  succeeded\n      smtp send bob@example.com\n');
+      expect(bob).toContain('    process thumbnails  attempt 1  succeeded');
+      expect(bob).not.toContain('ada');
+    },
+  },
   'retries.ts': {
     check: (out) => {
       expect(out).toContain('pay-1  attempt 1 failed (HTTP 503), retry in 50 ms');

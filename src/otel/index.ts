@@ -1,0 +1,8 @@
+/**
+ * `qmux/otel`: OpenTelemetry traces and metrics for a worker or a registry (SPEC 15). Needs the
+ * optional peer dependency `@opentelemetry/api` (`npm install @opentelemetry/api`) and, for
+ * anything to be recorded, an OpenTelemetry SDK. `import 'qmux'` never loads it.
+ *
+ * @packageDocumentation
+ */
+export { instrument, type InstrumentOptions } from './instrument.js';
