@@ -142,17 +142,37 @@ function asError(error: unknown): Error {
 }
 
 /**
+ * Whether `error`, what killed a thread, is an uncaught exception that Node could not pass to the
+ * main thread intact: Node 20 passes one that is not a plain `Error` (the `DataCloneError` of a
+ * result that cannot be cloned, a `DOMException`) as a bare `{}`, which `asError` handles; Node 22+
+ * passes it as an `Error` with an empty message and no other field, whose stack still names it
+ * (`DataCloneError: () => 1 could not be cloned.`). A handler's own `Error`, even with an empty
+ * message, crosses intact: its stack starts with its name.
+ */
+function lostInTransit(error: object): boolean {
+  if (!(error instanceof Error) || error.message !== '' || Object.getPrototypeOf(error) !== Error.prototype) return false;
+  const firstLine = (error.stack ?? '').split('\n', 1)[0] as string;
+  return firstLine !== 'Error' && !firstLine.startsWith('Error:');
+}
+
+/**
  * A thread reported a failure that is not an `Error`, typically because the job's result could
  * not be structured-cloned back to the main thread.
  */
 export class ThreadTaskError extends QmuxError {
   /** What the thread reported. */
   readonly reported: unknown;
-  /** @param reported - what the thread failed the job with, in place of an `Error` */
-  constructor(reported: unknown) {
+  /**
+   * @param reported - what the thread failed the job with, in place of an `Error` (`{}` for a
+   *   result that could not be cloned)
+   * @param options - `cause`: on Node 22+, the `Error` Node passed for a result that could not be
+   *   cloned (its `stack` names the `DataCloneError`)
+   */
+  constructor(reported: unknown, options?: ErrorOptions) {
     super(
       `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +
         'a thrown value that is not an Error, or a result that cannot be structured-cloned, arrives like this',
+      options,
     );
     this.reported = reported;
   }
@@ -327,8 +347,8 @@ export class ThreadPool {
       this.#takenBack.delete(job);
       throw asError(takenBack);
     }
-    const failure = asError(error);
     const killed = typeof error === 'object' && error !== null && this.#killers.has(error);
+    const failure = killed && lostInTransit(error) ? new ThreadTaskError({}, { cause: error }) : asError(error);
     if (this.#diedUnder.has(job) || killed) {
       this.#diedUnder.delete(job);
       uncaughtDeaths.add(failure);
