@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { BroadcastChannel, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
+import { BroadcastChannel, type ResourceLimits } from 'node:worker_threads';
 import { kQueueOptions, Tinypool, type Task, type TaskQueue, type TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
 import * as check from '../internal/validate.js';
@@ -8,6 +8,7 @@ import { threadExecArgv } from './exec-argv.js';
 import { ABORTING } from './task-cells.js';
 import { THREW_NULL } from './threw-null.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
+import type { ThreadTransferable } from './transferable.js';
 import { safeString } from '../internal/describe.js';
 
 /** Options for a threads worker, passed through to tinypool. */
@@ -307,7 +308,7 @@ export class ThreadPool {
    * a tiny task's round trip, measured with the threads bench workload). To abort, the pool
    * instead learns which thread runs each cell's task through shared memory and ends that thread.
    */
-  run(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
+  run(job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> {
     const pool = (this.#pool ??= this.#createPool());
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
     Atomics.store(this.#shared, cell, 0);
@@ -327,7 +328,7 @@ export class ThreadPool {
       seq,
       [kQueueOptions]: job,
     };
-    const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
+    const promise = pool.run(task, { transferList: transfer as ThreadTransferable[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
       (value) => {
