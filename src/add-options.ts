@@ -1,4 +1,4 @@
-import type { TransferListItem } from 'node:worker_threads';
+import type { ThreadTransferable } from './pool/transferable.js';
 import * as check from './internal/validate.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 
@@ -88,10 +88,10 @@ export interface JobOptions {
   /** Retry policy for this job; its fields override the worker's `retry` one by one. */
   retry?: RetryOptions;
   /**
-   * Threads workers only: ArrayBuffers (or other transferables) to move, not copy, into the
+   * Threads workers only: ArrayBuffers (or other {@link ThreadTransferable}s) to move, not copy, into the
    * thread. Moved buffers are gone from this thread, so such a job is never retried.
    */
-  transfer?: readonly TransferListItem[];
+  transfer?: readonly ThreadTransferable[];
   /**
    * The job's key in a queue bound with `keys` (a string or a finite number, compared as
    * `String(key)`); it wins over `keys.by(data)`. `undefined` and `null` count as not given. A
@@ -110,7 +110,7 @@ export interface ParsedAddOptions {
   signal: AbortSignal | undefined;
   timeout: number | undefined;
   retry: RetryOptions | undefined;
-  transfer: readonly TransferListItem[] | undefined;
+  transfer: readonly ThreadTransferable[] | undefined;
   /** The `key` option as given (`null` counts as not given); the source checks it. */
   key: unknown;
   /** Whether any of id, timeout, retry or transfer is set (they live in the job's extras). */

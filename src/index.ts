@@ -18,6 +18,7 @@ export {
 } from './worker.js';
 export { ThreadExitError, ThreadStartError, ThreadTaskError, type ThreadPoolOptions } from './pool/threads.js';
 export type { ThreadContext } from './pool/thread-entry.js';
+export type { ThreadTransferable } from './pool/transferable.js';
 export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
 export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './stats.js';

@@ -1,4 +1,4 @@
-import type { TransferListItem } from 'node:worker_threads';
+import type { ThreadTransferable } from './pool/transferable.js';
 import type { ParsedAddOptions } from './add-options.js';
 import { CancelledError } from './errors.js';
 import type { Deadline } from './core/deadlines.js';
@@ -255,7 +255,7 @@ export class JobExtras {
   /** The latest `updateProgress` value. */
   progress: JobProgress | undefined = undefined;
   /** The `transfer` add option (threads). */
-  transfer: readonly TransferListItem[] | undefined = undefined;
+  transfer: readonly ThreadTransferable[] | undefined = undefined;
   /** A redriven job waiting for this one's handler to settle before it joins its source. */
   successor: JobRecord | undefined = undefined;
   /** Set while this job waits for its predecessor's handler (see `Core.hold`). */

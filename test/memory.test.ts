@@ -25,10 +25,23 @@ async function collect(): Promise<void> {
   }
 }
 
-/** How many of the watched objects are still alive after a full collection. */
+/**
+ * How many of the watched objects are still alive after a full collection. While any is, a few
+ * more collections follow, a timer turn apart: on a loaded machine one of 1,000 objects was once
+ * seen alive after the first round on Node 24 (in a full `npm test`; not reproduced in 30 runs of
+ * this file nor in 100 rounds of that test alone, so no heap snapshot could show a retainer): a
+ * later collection frees such a straggler, while an object that qmux retains stays alive through
+ * all of them, and fails the test as before.
+ */
 async function alive(refs: readonly WeakRef<object>[]): Promise<number> {
   await collect();
-  return refs.filter((ref) => ref.deref() !== undefined).length;
+  let count = refs.filter((ref) => ref.deref() !== undefined).length;
+  for (let round = 0; count > 0 && round < 5; round++) {
+    await new Promise<void>((resolve) => setTimeout(resolve, 20));
+    await collect();
+    count = refs.filter((ref) => ref.deref() !== undefined).length;
+  }
+  return count;
 }
 
 /** Heap bytes in use after a full collection. */

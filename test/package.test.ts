@@ -29,6 +29,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserRequired, hasChromium, launchChromium, NO_CHROMIUM } from './browser.js';
 import { OTHER_RUNTIMES, runtimeMissingNotice, runtimesRequired } from './support/runtimes.js';
@@ -346,5 +347,99 @@ describe('the packed package, installed from its tarball', () => {
     // The declarations come from the installed package, not from this repository's dist/.
     expect(lines).toContain(join(installed, 'dist', 'index.d.ts'));
     expect(lines.filter((line) => line.startsWith(join(ROOT, 'dist')))).toEqual([]);
+  });
+});
+
+describe('thread handlers in an ES module package and in a CommonJS one (npm init -y), with and without tsx', () => {
+  /** A `.ts` handler that only needs its types erased, and one that needs more (an enum). */
+  const HANDLERS: Record<string, string> = {
+    'erasable.ts': 'export default function square({ n }: { n: number }): number {\n  return n * n;\n}\n',
+    'enum.ts':
+      'enum Factor {\n  One = 1,\n  Two = 2,\n}\nexport default function double({ n }: { n: number }): number {\n  return n * Factor.Two;\n}\n',
+  };
+  /** Runs each handler on a threads worker and prints what each job ended with. */
+  const RUN = [
+    "import { Worker } from 'qmux';",
+    'const out = {};',
+    `for (const file of ${JSON.stringify(Object.keys(HANDLERS))}) {`,
+    "  const worker = new Worker(new URL('./' + file, import.meta.url), { concurrency: 1 });",
+    '  try {',
+    '    out[file] = await worker.bindQueue().add({ n: 3 }).result();',
+    '  } catch (error) {',
+    "    out[file] = error.name + ': ' + error.message;",
+    '  }',
+    '  await worker.stop();',
+    '}',
+    'console.log(JSON.stringify(out));',
+    '',
+  ].join('\n');
+
+  /**
+   * A project of `kind` holding a copy of the installed package (so that qmux resolves tsx from
+   * this project, where it is only when `withTsx`) and its runtime dependencies.
+   */
+  function app(kind: 'esm' | 'cjs', withTsx: boolean): string {
+    const dir = join(work, `${kind}-${withTsx ? 'tsx' : 'plain'}`);
+    const modules = join(dir, 'node_modules');
+    mkdirSync(join(modules, PKG.name), { recursive: true });
+    cpSync(join(installed, 'package.json'), join(modules, PKG.name, 'package.json'));
+    cpSync(join(installed, 'dist'), join(modules, PKG.name, 'dist'), { recursive: true });
+    const links = [...Object.keys(PKG.dependencies), ...(withTsx ? ['tsx'] : [])];
+    for (const name of links) symlinkSync(join(ROOT, 'node_modules', name), join(modules, name), 'dir');
+    // What `npm init -y` writes has no "type": a CommonJS package.
+    const pkg = kind === 'esm' ? { name: 'app', version: '1.0.0', type: 'module' } : { name: 'app', version: '1.0.0', main: 'index.js' };
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(pkg, null, 2));
+    for (const [file, code] of Object.entries(HANDLERS)) writeFileSync(join(dir, file), code);
+    writeFileSync(join(dir, 'run.mjs'), RUN);
+    return dir;
+  }
+
+  /** Whether this Node strips types itself (22.18+ by default): `process.features.typescript` is then set. */
+  const nodeStripsTypes = typeof (process.features as { typescript?: unknown }).typescript === 'string';
+  const hint = (file: string, why: RegExp | ''): RegExp =>
+    new RegExp(
+      `^TypeError: qmux: the handler file://\\S+/${file.replace('.', '\\.')} is TypeScript${why === '' ? '' : why.source}: install tsx, or compile the handler to JavaScript and point at that$`,
+    );
+
+  for (const kind of ['esm', 'cjs'] as const) {
+    it(`${kind === 'esm' ? 'an ES module' : 'a CommonJS'} package with tsx: every .ts handler runs`, async () => {
+      const result = await run(process.execPath, ['run.mjs'], app(kind, true));
+      expectOk(result, 'run.mjs');
+      expect(JSON.parse(result.stdout)).toEqual({ 'erasable.ts': 9, 'enum.ts': 6 });
+    });
+
+    it(`${kind === 'esm' ? 'an ES module' : 'a CommonJS'} package without tsx: Node's type stripping runs what it can, the rest gets qmux's hint`, async () => {
+      const result = await run(process.execPath, ['run.mjs'], app(kind, false));
+      expectOk(result, 'run.mjs');
+      const out = JSON.parse(result.stdout) as Record<string, unknown>;
+      if (nodeStripsTypes) {
+        expect(out['erasable.ts']).toBe(9);
+        expect(out['enum.ts']).toMatch(hint('enum.ts', / that Node's type stripping cannot run \(.*enum.*\)/));
+      } else {
+        expect(out['erasable.ts']).toMatch(hint('erasable.ts', ''));
+        expect(out['enum.ts']).toMatch(hint('enum.ts', ''));
+      }
+    });
+  }
+
+  it("runs the README's threads recipe (CPU work in threads) as written in a CommonJS package, its main compiled by TypeScript", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.indexOf('\n### CPU work in threads\n');
+    expect(section).toBeGreaterThan(0);
+    const handler = fenced(readme, 'js', section);
+    const main = fenced(readme, 'ts', handler.end);
+    expect(readme.indexOf('\n### ', section + 1)).toBeGreaterThan(main.end); // both inside the section
+    const name = /^\/\/ (\S+):/.exec(handler.code)?.[1];
+    expect(name).toBe('primes.mjs');
+    const dir = join(work, 'cjs-recipe');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'recipe', version: '1.0.0', main: 'index.js' }, null, 2));
+    symlinkSync(join(project, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    writeFileSync(join(dir, name as string), handler.code);
+    const compiled = ts.transpileModule(main.code, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+    writeFileSync(join(dir, 'main.mjs'), compiled.outputText);
+    const result = await run(process.execPath, ['main.mjs'], dir);
+    expectOk(result, 'main.mjs');
+    expect(result.stdout).toBe(`${/console\.log\(.*\); \/\/ (\d+) primes/.exec(main.code)?.[1]}\n`);
   });
 });

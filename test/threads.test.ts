@@ -661,8 +661,12 @@ describe('threads worker: bad handler modules and uncloneable values', () => {
     const bad = q.add({ fn: true });
     const good = q.add({ n: 2 });
     // The thread dies posting the result. Node hands the parent that uncaught DataCloneError as
-    // a bare `{}`, which tinypool (and so qmux) passes on as the job's error: only check it fails.
-    await rejection(bad.result());
+    // a bare `{}` (Node 20) or as an `Error` with an empty message (Node 22+): the job fails with
+    // the documented ThreadTaskError on every Node.
+    const error = await rejection(bad.result());
+    expect(error).toBeInstanceOf(ThreadTaskError);
+    expect((error as ThreadTaskError).reported).toEqual({});
+    expect(error.message).toMatch(/result that cannot be structured-cloned/);
     expect(bad.status).toBe('failed');
     expect(await good.result()).toEqual({ n: 2 });
     await worker.waitUntilIdle();

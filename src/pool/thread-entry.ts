@@ -82,25 +82,43 @@ async function loadHandler(): Promise<ThreadHandler> {
 }
 
 /**
- * Imports the handler module. A TypeScript handler needs a loader in the thread too: the host's
- * `--import tsx` flag reaches the thread, but on Node 20 tsx does not install its hooks in worker
- * threads that way (seen with tsx 4.23), so when Node cannot load a `.ts` file we register tsx's
- * ESM hooks in this thread ourselves and try again.
+ * How Node says it cannot run a TypeScript handler by itself: Node 20 (or Node 22+ with type
+ * stripping off) knows no `.ts` files; Node 22.18+ strips types but rejects TypeScript that
+ * needs more than erasing (an `enum`, a parameter property).
+ */
+const NODE_CANNOT_RUN_TS = new Set(['ERR_UNKNOWN_FILE_EXTENSION', 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX']);
+
+/** The part of `tsx/esm/api` used here (`tsImport` since tsx 4.8). */
+interface TsxApi {
+  tsImport?(specifier: string, parentURL: string): Promise<{ default?: unknown }>;
+  register(): unknown;
+}
+
+/**
+ * Imports the handler module. A TypeScript handler runs through Node's own type stripping where
+ * Node has it (22.18+) and the handler needs nothing more. Otherwise it needs a loader in the
+ * thread: the host's `--import tsx` flag reaches the thread, but on Node 20 tsx does not install
+ * its hooks in worker threads that way (seen with tsx 4.23), so when Node cannot run a `.ts` file
+ * we load it through tsx ourselves, in this thread, and without tsx fail with a hint.
  */
 async function importHandler(href: string): Promise<{ default?: unknown }> {
   try {
     return (await import(href)) as { default?: unknown };
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (code !== 'ERR_UNKNOWN_FILE_EXTENSION' || !/\.[cm]?tsx?$/.test(new URL(href).pathname)) throw error;
-    let api: { register(): unknown };
+    if (!NODE_CANNOT_RUN_TS.has(code as string) || !/\.[cm]?tsx?$/.test(new URL(href).pathname)) throw error;
+    let api: TsxApi;
     try {
-      api = (await import('tsx/esm/api' as string)) as { register(): unknown };
+      api = (await import('tsx/esm/api' as string)) as TsxApi;
     } catch {
-      throw new TypeError(`qmux: the handler ${href} is TypeScript: install tsx, or compile the handler to JavaScript and point at that`, {
+      const why = code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX' ? ` that Node's type stripping cannot run (${(error as Error).message})` : '';
+      throw new TypeError(`qmux: the handler ${href} is TypeScript${why}: install tsx, or compile the handler to JavaScript and point at that`, {
         cause: error,
       });
     }
+    // tsImport loads the file (and what it imports) as its package says, ES module or CommonJS;
+    // registering tsx's hooks for the whole thread fails for an ES module handler in a CommonJS package.
+    if (typeof api.tsImport === 'function') return await api.tsImport(href, import.meta.url);
     api.register();
     // Node caches the failed import of `href`; a query string makes it a new module record.
     return (await import(`${href}${href.includes('?') ? '&' : '?'}qmux-tsx`)) as { default?: unknown };

@@ -1,4 +1,4 @@
-import type { BroadcastChannel, ResourceLimits, TransferListItem } from 'node:worker_threads';
+import type { BroadcastChannel, ResourceLimits } from 'node:worker_threads';
 import type { kQueueOptions, Task, TaskQueue, Tinypool, TinypoolWorker } from 'tinypool';
 import { QmuxError } from '../errors.js';
 import * as check from '../internal/validate.js';
@@ -7,6 +7,7 @@ import { threadExecArgv } from './exec-argv.js';
 import { ABORTING } from './task-cells.js';
 import { THREW_NULL } from './threw-null.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
+import type { ThreadTransferable } from './transferable.js';
 import { safeString } from '../internal/describe.js';
 
 /** Options for a threads worker, passed through to tinypool. */
@@ -160,17 +161,37 @@ function asError(error: unknown): Error {
 }
 
 /**
+ * Whether `error`, what killed a thread, is an uncaught exception that Node could not pass to the
+ * main thread intact: Node 20 passes one that is not a plain `Error` (the `DataCloneError` of a
+ * result that cannot be cloned, a `DOMException`) as a bare `{}`, which `asError` handles; Node 22+
+ * passes it as an `Error` with an empty message and no other field, whose stack still names it
+ * (`DataCloneError: () => 1 could not be cloned.`). A handler's own `Error`, even with an empty
+ * message, crosses intact: its stack starts with its name.
+ */
+function lostInTransit(error: object): boolean {
+  if (!(error instanceof Error) || error.message !== '' || Object.getPrototypeOf(error) !== Error.prototype) return false;
+  const firstLine = (error.stack ?? '').split('\n', 1)[0] as string;
+  return firstLine !== 'Error' && !firstLine.startsWith('Error:');
+}
+
+/**
  * A thread reported a failure that is not an `Error`, typically because the job's result could
  * not be structured-cloned back to the main thread.
  */
 export class ThreadTaskError extends QmuxError {
   /** What the thread reported. */
   readonly reported: unknown;
-  /** @param reported - what the thread failed the job with, in place of an `Error` */
-  constructor(reported: unknown) {
+  /**
+   * @param reported - what the thread failed the job with, in place of an `Error` (`{}` for a
+   *   result that could not be cloned)
+   * @param options - `cause`: on Node 22+, the `Error` Node passed for a result that could not be
+   *   cloned (its `stack` names the `DataCloneError`)
+   */
+  constructor(reported: unknown, options?: ErrorOptions) {
     super(
       `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +
         'a thrown value that is not an Error, or a result that cannot be structured-cloned, arrives like this',
+      options,
     );
     this.reported = reported;
   }
@@ -312,7 +333,7 @@ export class ThreadPool {
    * a tiny task's round trip, measured with the threads bench workload). To abort, the pool
    * instead learns which thread runs each cell's task through shared memory and ends that thread.
    */
-  run(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
+  run(job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> {
     if (tinypool === undefined) return this.#runOnceLoaded(job, transfer);
     const pool = (this.#pool ??= this.#createPool(tinypool));
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
@@ -333,7 +354,7 @@ export class ThreadPool {
       seq,
       [tinypool.kQueueOptions]: job,
     };
-    const promise = pool.run(task, { transferList: transfer as TransferListItem[] | undefined }) as Promise<unknown>;
+    const promise = pool.run(task, { transferList: transfer as ThreadTransferable[] | undefined }) as Promise<unknown>;
     this.#watchNewThreads(pool);
     return promise.then(
       (value) => {
@@ -345,7 +366,7 @@ export class ThreadPool {
   }
 
   /** `run`, for the first jobs of a process: once tinypool has loaded, unless aborted meanwhile. */
-  #runOnceLoaded(job: JobRecord, transfer: readonly TransferListItem[] | undefined): Promise<unknown> {
+  #runOnceLoaded(job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> {
     this.#beforeLoad.set(job, RUNS);
     return loadTinypool().then(
       () => {
@@ -372,8 +393,8 @@ export class ThreadPool {
       this.#takenBack.delete(job);
       throw asError(takenBack);
     }
-    const failure = asError(error);
     const killed = typeof error === 'object' && error !== null && this.#killers.has(error);
+    const failure = killed && lostInTransit(error) ? new ThreadTaskError({}, { cause: error }) : asError(error);
     if (this.#diedUnder.has(job) || killed) {
       this.#diedUnder.delete(job);
       uncaughtDeaths.add(failure);
