@@ -11,27 +11,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BullMQSource } from '../src/bullmq/index.js';
 import { RemoteSourceError, Worker, type Job } from '../src/index.js';
-import { REDIS_MISSING_NOTICE, RedisServer, redisRequired, redisServerInstalled } from './support/redis-server.js';
+import { RedisServer, redisAvailable } from './support/redis-server.js';
+import { sleep, until } from './support/until.js';
 
-const available = redisServerInstalled;
-if (!available && !redisRequired) console.warn(REDIS_MISSING_NOTICE);
-
-describe.runIf(!available && redisRequired)('redis-server is required (QMUX_REQUIRE_REDIS=1)', () => {
-  it('is installed', () => {
-    expect.fail('redis-server is not on the PATH; install it with `apt-get install redis-server`');
-  });
-});
-
-/** Polls `check` (every 20 ms) until it holds, or fails after `boundMs`. */
-async function until(what: string, check: () => boolean | Promise<boolean>, boundMs = 15_000): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${boundMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const available = redisAvailable();
 
 /** How long `promise` took to settle, ms, or `'pending'` if it has not within `boundMs`. */
 async function settlesWithin(promise: Promise<unknown>, boundMs: number): Promise<number | 'pending'> {

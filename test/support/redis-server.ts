@@ -11,12 +11,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 
 /** Whether `redis-server` can be run here. */
 export const redisServerInstalled: boolean = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 
 /** Whether a missing redis-server must fail the tests (CI) rather than skip them. */
 export const redisRequired: boolean = process.env.QMUX_REQUIRE_REDIS === '1';
+
+/**
+ * Whether the Redis tests of the calling file can run. Without redis-server they skip with
+ * {@link REDIS_MISSING_NOTICE}, or, with QMUX_REQUIRE_REDIS=1, the file gets a failing test instead.
+ */
+export function redisAvailable(): boolean {
+  if (!redisServerInstalled && !redisRequired) console.warn(REDIS_MISSING_NOTICE);
+  describe.runIf(!redisServerInstalled && redisRequired)('redis-server is required (QMUX_REQUIRE_REDIS=1)', () => {
+    it('is installed', () => {
+      expect.fail('redis-server is not on the PATH; install it with `apt-get install redis-server`');
+    });
+  });
+  return redisServerInstalled;
+}
 
 export const REDIS_MISSING_NOTICE =
   'qmux: redis-server is not installed, so the BullMQ tests are SKIPPED. Install it with `apt-get install redis-server` ' +
