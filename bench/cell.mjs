@@ -328,6 +328,16 @@ const noopWorker = async (n, c, asyncContext) => {
   await w.waitUntilIdle();
   return elapsed(t0);
 };
+const resultWorker = async (n, c, asyncContext) => {
+  const { Worker } = await loadQmux();
+  const w = new Worker(job, { concurrency: c, asyncContext });
+  const q = w.bindQueue();
+  const t0 = now();
+  const handles = [];
+  for (let i = 0; i < n; i++) handles.push(q.add(i));
+  await Promise.all(handles.map((h) => h.result()));
+  return elapsed(t0);
+};
 let requestStorage;
 const inRequest = async (run) => {
   const { AsyncLocalStorage } = await import('node:async_hooks');
@@ -337,6 +347,10 @@ const inRequest = async (run) => {
 throughput.context = {
   'context-on': (n, c) => noopWorker(n, c, true),
   'context-off': (n, c) => noopWorker(n, c, false),
+};
+throughput['context-result'] = {
+  'context-on': (n, c) => resultWorker(n, c, true),
+  'context-off': (n, c) => resultWorker(n, c, false),
 };
 throughput['context-als'] = {
   'context-on': (n, c) => inRequest(() => noopWorker(n, c, true)),

@@ -153,6 +153,17 @@ export const WORKLOADS = [
     ratioRowOverBaseline: true,
   },
   {
+    id: 'context-result',
+    title: "context-result: the result workload (every job's result awaited) with asyncContext on (the default) and off, adds outside any AsyncLocalStorage",
+    kind: 'throughput',
+    jobs: { full: 200_000, quick: 5_000 },
+    rows: concurrencyRows([1, 16]),
+    variants: ['context-on', 'context-off'],
+    baseline: 'context-off',
+    ratioLabel: 'variant / off',
+    ratioRowOverBaseline: true,
+  },
+  {
     id: 'context-als',
     title: 'context-als: the context workload with every add inside one AsyncLocalStorage.run() (a request context)',
     kind: 'throughput',
