@@ -1,0 +1,117 @@
+/**
+ * Every fenced `ts` / `js` block of README.md and docs/*.md compiles. A block is a complete
+ * program unless its info string says `fragment` (```ts fragment): complete blocks are written to
+ * a scratch folder inside this package and type-checked together, as one strict TypeScript
+ * program (JavaScript blocks with checkJs), importing `qmux`, `qmux/bullmq` and `qmux/otel`
+ * through the package's self-reference, so against dist/ (run `npm run build` first). Fragments
+ * (a few lines lifted from a larger program, or a signature) are counted and must at least parse.
+ *
+ * This checks every block, those test/package.test.ts also runs (the README's five-minute program,
+ * the threads recipe) or type-checks against the installed tarball (the recipes) included.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** One fenced code block: where it is, its language, and whether it is marked as a fragment. */
+interface Block {
+  file: string;
+  line: number;
+  lang: 'ts' | 'js';
+  fragment: boolean;
+  code: string;
+}
+
+/** The `ts` / `js` blocks of one markdown file, in order. Other languages are skipped. */
+function blocksOf(file: string): Block[] {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split(/\r?\n/);
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)(.*)$/.exec(lines[i] as string);
+    if (open === null) continue;
+    const close = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+    if (close < 0) throw new Error(`${file}:${i + 1}: a fence that is never closed`);
+    const lang = open[1];
+    if (lang === 'ts' || lang === 'js') {
+      const flags = (open[2] as string).trim().split(/\s+/).filter(Boolean);
+      const unknown = flags.filter((flag) => flag !== 'fragment');
+      if (unknown.length > 0) throw new Error(`${file}:${i + 1}: unknown info string word(s) ${unknown.join(', ')} (only "fragment")`);
+      blocks.push({ file, line: i + 1, lang, fragment: flags.includes('fragment'), code: `${lines.slice(i + 1, close).join('\n')}\n` });
+    }
+    i = close;
+  }
+  return blocks;
+}
+
+const MARKDOWN = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
+const BLOCKS = MARKDOWN.flatMap(blocksOf);
+const complete = BLOCKS.filter((block) => !block.fragment);
+const fragments = BLOCKS.filter((block) => block.fragment);
+const where = (block: Block) => `${block.file}:${block.line}`;
+
+// Inside the package (the scratch folder is git-ignored), so that `qmux` resolves to this package
+// through its own `exports`, and the peers' types come from its node_modules.
+mkdirSync(join(ROOT, 'tmp'), { recursive: true });
+const scratch = mkdtempSync(join(ROOT, 'tmp', 'docs-blocks-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('the code blocks of README.md and docs/*.md', () => {
+  it('are found and counted: complete programs, and the fragments marked as such', () => {
+    expect(MARKDOWN.length).toBeGreaterThan(10);
+    expect(complete.length).toBeGreaterThanOrEqual(16);
+    // The count, so a change in it shows in the log.
+    console.info(`docs blocks: ${complete.length} complete programs, ${fragments.length} fragments, in ${MARKDOWN.length} files`);
+  });
+
+  it('complete programs type-check, all of them in one strict program against dist/', () => {
+    const files = complete.map((block, i) => {
+      const name = join(scratch, `${block.file.replace(/[/.]/g, '-')}-${block.line}-${i}.${block.lang === 'ts' ? 'mts' : 'mjs'}`);
+      writeFileSync(name, block.code);
+      return { name, block };
+    });
+    const program = ts.createProgram(
+      files.map((f) => f.name),
+      {
+        target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2022.d.ts'],
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+        strict: true,
+        allowJs: true,
+        checkJs: true,
+        noEmit: true,
+        skipLibCheck: true,
+      },
+    );
+    const byFile = new Map(files.map((f) => [f.name, f.block]));
+    const messages = ts.getPreEmitDiagnostics(program).map((d) => {
+      const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+      if (d.file === undefined || d.start === undefined) return text;
+      const block = byFile.get(d.file.fileName);
+      const { line } = d.file.getLineAndCharacterOfPosition(d.start);
+      return `${block === undefined ? relative(ROOT, d.file.fileName) : `${block.file}:${block.line + 1 + line}`}: ${text}`;
+    });
+    expect(messages).toEqual([]);
+  }, 120_000);
+
+  it.each(fragments.map((block) => [where(block), block] as const))('the fragment at %s parses', (_where, block) => {
+    const out = ts.transpileModule(block.code, {
+      fileName: `fragment.${block.lang === 'ts' ? 'mts' : 'mjs'}`,
+      reportDiagnostics: true,
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, allowJs: true },
+    });
+    expect((out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+  });
+});
