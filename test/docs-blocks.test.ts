@@ -6,11 +6,14 @@
  * through the package's self-reference, so against dist/ (run `npm run build` first). Fragments
  * (a few lines lifted from a larger program, or a signature) are counted and must at least parse.
  *
+ * The relative links of those files must point at a file that exists and, with a `#anchor`, at a
+ * heading of it (typedoc checks the files but not the anchors between guides).
+ *
  * This checks every block, those test/package.test.ts also runs (the README's five-minute program,
  * the threads recipe) or type-checks against the installed tarball (the recipes) included.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -113,5 +116,42 @@ describe('the code blocks of README.md and docs/*.md', () => {
       compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, allowJs: true },
     });
     expect((out.diagnostics ?? []).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+  });
+});
+
+/** The anchors of a markdown file's headings, as GitHub makes them (fenced blocks skipped). */
+function anchorsOf(file: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of readFileSync(join(ROOT, file), 'utf8').split(/\r?\n/)) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6} (.*)$/.exec(line);
+    if (heading === null) continue;
+    anchors.add(
+      (heading[1] as string)
+        .trim()
+        .toLowerCase()
+        .replace(/[^\w\- ]/g, '')
+        .replace(/ /g, '-'),
+    );
+  }
+  return anchors;
+}
+
+describe('the links of README.md and docs/*.md', () => {
+  it.each(MARKDOWN)('%s: every relative link names a file that exists, and a heading of it', (file) => {
+    const text = readFileSync(join(ROOT, file), 'utf8').replace(/```[\s\S]*?```/g, '');
+    const broken: string[] = [];
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target as string)) continue; // https:, mailto:
+      const [path, anchor] = (target as string).split('#') as [string, string | undefined];
+      const into = path === '' ? file : relative(ROOT, join(ROOT, dirname(file), path));
+      if (!existsSync(join(ROOT, into))) broken.push(`${target}: no file ${into}`);
+      else if (anchor !== undefined && !anchorsOf(into).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${into}`);
+      // typedoc's anchors collapse runs of dashes, GitHub's do not: a heading whose anchor has one
+      // works in one of the two only.
+      else if (anchor?.includes('--')) broken.push(`${target}: an anchor with "--" differs between GitHub and typedoc`);
+    }
+    expect(broken).toEqual([]);
   });
 });
