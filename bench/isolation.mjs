@@ -18,7 +18,7 @@
 //   - fastq: one FIFO queue (callback API); alerts go behind the backlog
 // Each (run, variant) is a fresh `node` process; within a run the variants go in turn, and the
 // median of the runs' figures is printed. --write also writes bench/isolation.svg (the chart in
-// the README) and the table into bench/RESULTS.md between the isolation markers.
+// docs/benchmarks.md) and the table into bench/RESULTS.md between the isolation markers.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

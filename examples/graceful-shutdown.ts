@@ -71,7 +71,7 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   for (const worker of [mailer, reports]) {
     console.log(`${worker.name}: ${worker.status}, ${worker.numPending} job(s) still queued (kept; start() would run them)`);
   }
-  // Exit now, as the README's recipe does: the jobs still queued are kept for a later start(),
+  // Exit now, as the recipe in docs/recipes.md does: the jobs still queued are kept for a later start(),
   // and a process left to end by itself would warn that it strands them (QMUX_STRANDED_JOBS).
   // A real service would exit 1 when something was unfinished; the example exits 0 either way.
   process.exit(0);

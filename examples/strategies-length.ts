@@ -2,7 +2,7 @@
 // before start(), one job at a time. MaxLen takes from the longest queue each time (a tie goes to
 // the first bound), so the backlogs shrink together; MinLen takes from the shortest non-empty one,
 // so the report goes first and each queue is run dry before the next. (A port of varmq's Go
-// example strategies-length, whose orders these are; README "Strategies" shows each pick.)
+// example strategies-length, whose orders these are; docs/strategies.md shows each pick.)
 //
 //   npm run build && npx tsx examples/strategies-length.ts
 //

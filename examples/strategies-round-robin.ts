@@ -1,7 +1,7 @@
 // The RoundRobin strategy: three unranked queues (alerts, reports, emails, in bind order), filled
 // before start(), one job at a time. The worker serves each queue in turn; once reports is empty
 // it is skipped without spending a turn, and alerts and emails share the turns. (A port of varmq's
-// Go example strategies-round-robin, whose order this is; README "Strategies" explains every pick.)
+// Go example strategies-round-robin, whose order this is; docs/strategies.md explains every pick.)
 //
 //   npm run build && npx tsx examples/strategies-round-robin.ts
 //

@@ -3,6 +3,7 @@
  * (queues, priority queues, topic subscriptions); a {@link Strategy} picks which gives the next job.
  *
  * @packageDocumentation
+ * @module qmux
  */
 export {
   Worker,

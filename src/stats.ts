@@ -185,7 +185,7 @@ export interface WorkerStats {
   waitTime: TimingStats;
   /** From start to the handler settling, over the sampled jobs. */
   runTime: TimingStats;
-  /** Past 256 jobs added in a second, about one job in this many is timed (see the README's stats() section). */
+  /** Past 256 jobs added in a second, about one job in this many is timed (see docs/observability.md, "stats()"). */
   sampleEvery: number;
 }
 

@@ -50,7 +50,7 @@ export interface WorkerOptions {
    * Run each job's handler, and emit its events, in the async context of the call that added it
    * (`add`, `addAll`, `tryAdd`, `publish`, `redrive`), so that `AsyncLocalStorage.getStore()`
    * returns there what it returned at the add (SPEC 13). Default true; false saves the capture
-   * per add (see the README, "Async context").
+   * per add (see docs/observability.md, "Async context").
    */
   asyncContext?: boolean;
 }

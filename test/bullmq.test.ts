@@ -489,7 +489,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     expect({ stillActive: counts.active, outcome }).toEqual({ stillActive: 0, outcome: 'stopped' });
   }, 40_000);
 
-  // README: release "hands an unstarted job back ... without counting an attempt". BullMQ's
+  // docs/outgrowing-one-process.md: release "hands an unstarted job back ... without counting an attempt". BullMQ's
   // moveToWait keeps the start its claim counted (attemptsStarted), so with maxStartedAttempts a
   // job handed back a few times (pause, stop, purge) failed without ever running.
   it('a claimed job handed back (pause, resume) counts no start: it runs once, under maxStartedAttempts, started once', async () => {
@@ -630,7 +630,7 @@ describe.runIf(available)('BullMQSource on a real Redis', () => {
     }
   }, 40_000);
 
-  // README: "`stop()` resolves with Redis down too: the connections are then closed without
+  // docs/outgrowing-one-process.md: "`stop()` resolves with Redis down too: the connections are then closed without
   // waiting for Redis." A release that cannot reach Redis loses nothing (the lock expires and
   // the stalled check hands the job back), yet it is retried forever and holds up stop().
   it('stop() resolves with Redis down while the source holds claimed, unstarted jobs', async () => {

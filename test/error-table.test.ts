@@ -1,8 +1,8 @@
 /**
- * The README's `## Errors` table, row by row: every row names a call, a bad input, the error class
- * and the message, and each one is checked here against the library. The table is read from
- * README.md itself, so a row added there without a case below, or a case whose row was removed,
- * fails the suite.
+ * The errors guide's table (`docs/errors.md`, under `# Errors`), row by row: every row names a call,
+ * a bad input, the error class and the message, and each one is checked here against the library.
+ * The table is read from docs/errors.md itself, so a row added there without a case below, or a
+ * case whose row was removed, fails the suite.
  *
  * Rows are synchronous throws unless their error column says otherwise: `(rejects)` /
  * `(\`result()\` rejects)` (the call's promise rejects), `(… event …)` (the error is emitted) or
@@ -30,7 +30,7 @@ import {
 
 // ---------------------------------------------------------------- reading the table
 
-const README = new URL('../README.md', import.meta.url);
+const ERRORS_GUIDE = new URL('../docs/errors.md', import.meta.url);
 
 /** How a row's error shows up. */
 type Kind = 'throws' | 'rejects' | 'event' | 'returns-undefined';
@@ -112,16 +112,16 @@ function parseErrorCell(cell: string): { errorClass: string | undefined; kind: K
   return { errorClass: match[1], kind };
 }
 
-/** The rows of the table in README.md's `## Errors` section, up to the next heading. */
+/** The rows of the table in docs/errors.md's `# Errors` section, up to the next heading. */
 function readErrorTable(): Row[] {
-  const lines = readFileSync(README, 'utf8').split(/\r?\n/);
-  const start = lines.findIndex((line) => /^## Errors\s*$/.test(line));
-  if (start < 0) throw new Error('README.md has no "## Errors" section');
+  const lines = readFileSync(ERRORS_GUIDE, 'utf8').split(/\r?\n/);
+  const start = lines.findIndex((line) => /^# Errors\s*$/.test(line));
+  if (start < 0) throw new Error('docs/errors.md has no "# Errors" section');
   const rest = lines.slice(start + 1);
   const end = rest.findIndex((line) => /^#{1,6}\s/.test(line));
   const section = end < 0 ? rest : rest.slice(0, end);
   const header = section.findIndex((line) => /^\|\s*call\s*\|\s*bad input\s*\|\s*error\s*\|\s*message\s*\|\s*$/.test(line));
-  if (header < 0) throw new Error('the "## Errors" section has no "| call | bad input | error | message |" table');
+  if (header < 0) throw new Error('the "# Errors" section has no "| call | bad input | error | message |" table');
   if (!/^\|(\s*:?-+:?\s*\|){4}\s*$/.test(section[header + 1] ?? '')) throw new Error('the errors table has no separator row');
   const rows: Row[] = [];
   for (const line of section.slice(header + 2)) {
@@ -818,7 +818,7 @@ afterEach(async () => {
   await Promise.all(threadWorkers.splice(0).map((w) => w.stop().catch(noop)));
 });
 
-describe('README ## Errors table', () => {
+describe('docs/errors.md: the Errors table', () => {
   it('is found and read: every row has a call, a bad input, an error column and a message', () => {
     expect(rows.length).toBeGreaterThan(100);
     for (const row of rows) {
@@ -844,7 +844,7 @@ describe('README ## Errors table', () => {
 
   it.each(rows.map((row) => [row.key, row] as const))('%s', async (_key, row) => {
     const c = caseFor(row.key);
-    expect(c, `no case for README row "${row.key}"`).toBeDefined();
+    expect(c, `no case for docs/errors.md row "${row.key}"`).toBeDefined();
     const { setup, call, realTimers } = c as Case;
     if (!realTimers) vi.useFakeTimers();
     const context = setup === undefined ? undefined : await setup();

@@ -390,7 +390,7 @@ describe('recovery', () => {
     let haltsWhenTimerRan = -1;
     worker.on('halted', () => {
       halts++;
-      if (halts < 50) worker.start(); // the README's recovery, with the cause not fixed
+      if (halts < 50) worker.start(); // the recovery of docs/failure-handling.md, with the cause not fixed
     });
     setTimeout(() => (haltsWhenTimerRan = halts), 0);
     main.add('a');

@@ -301,16 +301,14 @@ describe('the packed package, installed from its tarball', () => {
     expect(printed).toBe(output);
   }, 60_000);
 
-  it("type-checks each of the README's recipes (complete programs, it says) in a strict project against the installed declarations", async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const from = readme.indexOf('\n## Recipes\n');
-    const to = readme.indexOf('\n## ', from + 1);
-    expect(from).toBeGreaterThan(0);
+  it("type-checks each of docs/recipes.md's recipes (complete programs, it says) in a strict project against the installed declarations", async () => {
+    const recipes = readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8');
+    expect(recipes.startsWith('# Recipes\n')).toBe(true);
     const files: string[] = [];
-    for (let at = from; ; ) {
-      const open = readme.indexOf('```ts\n', at);
-      if (open < 0 || open > to) break;
-      const block = fenced(readme, 'ts', open);
+    for (let at = 0; ; ) {
+      const open = recipes.indexOf('```ts\n', at);
+      if (open < 0) break;
+      const block = fenced(recipes, 'ts', open);
       const file = `recipe-${files.length + 1}.ts`;
       writeFileSync(join(project, file), block.code);
       files.push(file);
@@ -422,13 +420,13 @@ describe('thread handlers in an ES module package and in a CommonJS one (npm ini
     });
   }
 
-  it("runs the README's threads recipe (CPU work in threads) as written in a CommonJS package, its main compiled by TypeScript", async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.indexOf('\n### CPU work in threads\n');
+  it("runs docs/recipes.md's threads recipe (CPU work in threads) as written in a CommonJS package, its main compiled by TypeScript", async () => {
+    const recipes = readFileSync(join(ROOT, 'docs', 'recipes.md'), 'utf8');
+    const section = recipes.indexOf('\n## CPU work in threads\n');
     expect(section).toBeGreaterThan(0);
-    const handler = fenced(readme, 'js', section);
-    const main = fenced(readme, 'ts', handler.end);
-    expect(readme.indexOf('\n### ', section + 1)).toBeGreaterThan(main.end); // both inside the section
+    const handler = fenced(recipes, 'js', section);
+    const main = fenced(recipes, 'ts', handler.end);
+    expect(recipes.indexOf('\n## ', section + 1)).toBeGreaterThan(main.end); // both inside the section
     const name = /^\/\/ (\S+):/.exec(handler.code)?.[1];
     expect(name).toBe('primes.mjs');
     const dir = join(work, 'cjs-recipe');

@@ -4,7 +4,7 @@ import { SEED_ORDERS, fillSeedQueues } from './helpers.js';
 
 /**
  * The strategy programs of varmq's Go examples (strategies-priority, -round-robin, -length), the
- * seed case of README "Strategies": concurrency 1, autoRun false, queues filled, then start().
+ * seed case of docs/strategies.md: concurrency 1, autoRun false, queues filled, then start().
  * The handler must see exactly the orders those programs print (SEED_ORDERS in helpers.ts).
  */
 async function takenOrder(strategy: Strategy, ranked: boolean): Promise<string[]> {

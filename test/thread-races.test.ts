@@ -75,7 +75,7 @@ describe('a timeout or cancel racing the task’s own completion', () => {
 });
 
 describe('concurrency lowered below minThreads', () => {
-  // README (Threads): "minThreads (kept alive even when idle, default 0, at most concurrency),
+  // docs/threads.md: "minThreads (kept alive even when idle, default 0, at most concurrency),
   // idleTimeout (ms an idle thread above minThreads lives, default 1000)". tinypool arms a
   // thread's idle timer only when the thread becomes available, so threads already idle within the
   // old minThreads would stay for good: lowering the minimum recycles the pool's threads.
@@ -91,7 +91,7 @@ describe('concurrency lowered below minThreads', () => {
 });
 
 describe('progress reports of an aborted attempt', () => {
-  // README (Progress): "A report after the job has settled, or between two attempts (from the
+  // docs/jobs.md (Progress): "A report after the job has settled, or between two attempts (from the
   // handler of an attempt that timed out and still runs, say), is ignored". The retry takes the
   // freed cell again, so a report is told from a later task's by the task's own number in the
   // pool, not by the job's (the same for every attempt).

@@ -4,5 +4,6 @@
  * without them throws an error that says so. `import 'qmux'` never loads them.
  *
  * @packageDocumentation
+ * @module qmux/bullmq
  */
 export { BullMQSource, type BullMQSourceOptions } from './bullmq-source.js';

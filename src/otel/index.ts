@@ -4,5 +4,6 @@
  * anything to be recorded, an OpenTelemetry SDK. `import 'qmux'` never loads it.
  *
  * @packageDocumentation
+ * @module qmux/otel
  */
 export { instrument, type InstrumentOptions } from './instrument.js';
