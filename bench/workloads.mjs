@@ -154,7 +154,8 @@ export const WORKLOADS = [
   },
   {
     id: 'context-result',
-    title: "context-result: the result workload (every job's result awaited) with asyncContext on (the default) and off, adds outside any AsyncLocalStorage",
+    title:
+      "context-result: the result workload (every job's result awaited) with asyncContext on (the default) and off, adds outside any AsyncLocalStorage",
     kind: 'throughput',
     jobs: { full: 200_000, quick: 5_000 },
     rows: concurrencyRows([1, 16]),
