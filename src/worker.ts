@@ -29,7 +29,7 @@ import type { Strategy } from './strategies/index.js';
 import { captureContext, inRootContext, type ContextScope } from './shell/async-context.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
 import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
-import { reportFault } from './shell/faults.js';
+import { reportFault, type WorkerEmitter } from './shell/faults.js';
 import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
 import { runSoon } from './shell/host.js';
 import { WakeTimer } from './shell/wake-timer.js';
@@ -76,6 +76,10 @@ interface Waiter {
   resolve(): void;
   reject(error: unknown): void;
 }
+
+/** The worker-wide events that no job causes, emitted from the root context (SPEC 13). */
+const emitIdle = <T, R>(worker: WorkerEmitter<T, R>): void => emitState(worker, 'idle');
+const emitStopped = <T, R>(worker: WorkerEmitter<T, R>): void => emitState(worker, 'stopped');
 
 /**
  * The class behind {@link Worker}; the package exports it as `Worker` (the value typed by
@@ -390,7 +394,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       // only once that handler settles, so the job never has two attempts in flight (its key
       // stays active meanwhile, through that running attempt).
       job = this.#newJob(source, entry.data, origin.priority, parsed, key);
-      core.hold(job, origin.job, this.#clock.now());
+      const now = this.#clock.now();
+      core.hold(job, origin.job, now);
+      // Timed as any add is (its run, with its weight); its wait is not: it joins later.
+      this.#sampler.saw(now);
+      this.#sampler.pick(job);
       this.#busy = true;
     } else {
       job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
@@ -1096,7 +1104,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Aborts a running attempt: its signal, and the thread that runs it. */
   #abortAttempt(job: JobRecord, reason: unknown): void {
     abortSignalOf(job, reason);
-    this.#threads?.abort(job, reason);
+    const threads = this.#threads;
+    // Outside the job's context: the thread made to replace the one ended must not keep it alive.
+    if (threads !== undefined) inRootContext(() => threads.abort(job, reason), undefined);
   }
 
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
@@ -1110,7 +1120,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (remotes !== undefined && this.#recordingOutcomes()) return; // RemoteHost.recorded comes back here
     if (this.#busy && core.phase === Phase.Started) {
       this.#busy = false;
-      emitState(this, 'idle');
+      // Not in the context of the job whose end made the worker idle: it is no job's event.
+      if (this.#carriesContext) inRootContext(emitIdle, this);
+      else emitState(this, 'idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
       if (core.slotsInUse !== 0 || core.waiting !== 0) return;
       // Or stopped the worker: its own settle returns at once while this one acts on the notes
@@ -1150,7 +1162,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     for (const waiter of waiters) waiter.resolve();
     // A stopped worker holds no thread; start() makes a new pool when jobs run again.
     this.#threads?.destroy().catch((error: unknown) => reportFault(this, error, 'releasing the threads failed'));
-    emitState(this, 'stopped');
+    if (this.#carriesContext) inRootContext(emitStopped, this);
+    else emitState(this, 'stopped');
   }
 
   /** Keeps the one timer armed for the core's next deadline, and none when there is nothing to wait for. */

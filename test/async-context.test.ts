@@ -237,6 +237,23 @@ describe('events are emitted in the context of their job', () => {
   });
 });
 
+describe('worker events that no job causes', () => {
+  it('idle and stopped are emitted outside the context of the job whose end caused them', async () => {
+    const worker = new Worker(async () => {
+      await Promise.resolve();
+    });
+    const seen: string[] = [];
+    worker.on('idle', () => seen.push(`idle:${store()}`));
+    worker.on('stopped', () => seen.push(`stopped:${store()}`));
+    const queue = worker.bindQueue();
+    await within('request-A', () => queue.add('a')).settled();
+    await flushMicrotasks();
+    await within('request-B', () => queue.add('b')).settled();
+    await within('request-C', () => worker.stop());
+    expect(seen).toEqual(['idle:(none)', 'idle:(none)', 'stopped:(none)']);
+  });
+});
+
 describe('threads and remote sources', () => {
   it('remote jobs run in the context the source was bound in', async () => {
     const engine = new MemoryEngine();
@@ -303,6 +320,26 @@ describe('no context is kept alive after its job settles', () => {
     waiting.cancel();
     await worker.stop();
   });
+
+  it('a thread job timed out with minThreads 1 leaves no context in the thread made to replace the one ended', async () => {
+    const { Worker: BuiltWorker } = await import('../dist/index.js');
+    const worker = new BuiltWorker(new URL('./fixtures/threads/slow.mjs', import.meta.url), { concurrency: 1, minThreads: 1 });
+    const queue = worker.bindQueue();
+    await queue.add({ ms: 0 }).settled(); // the pool and its thread, made outside any context
+    const refs: WeakRef<object>[] = [];
+    const handle = (() => {
+      const context = { big: new Array(1000).fill(0) };
+      refs.push(new WeakRef(context));
+      return objectStore.run(context, () => queue.add({ ms: 60_000 }, { timeout: 50 }));
+    })();
+    await handle.settled();
+    expect(handle.status).toBe('failed');
+    await queue.add({ ms: 0 }).settled(); // runs on the replacement thread
+    await collect();
+    const alive = refs[0]?.deref() !== undefined;
+    await worker.stop();
+    expect(alive).toBe(false);
+  }, 30_000);
 
   // On Node 20 and 22 (AsyncLocalStorage on async_hooks) this store stays reachable (on Node 20
   // even with `asyncContext: false`, so not through qmux's capture). From Node 24

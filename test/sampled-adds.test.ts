@@ -34,6 +34,21 @@ describe('SampledAdds: the add times of sampled jobs, by seq', () => {
     }
   });
 
+  it('finds a job that joined after a younger one (its seq out of the rising order), and the others around it', () => {
+    const adds = new SampledAdds();
+    for (const [seq, at] of [
+      [1, 10],
+      [2, 20],
+      [5, 30],
+      [3, 40],
+      [6, 50],
+      [4, 60],
+    ] as const)
+      adds.add(jobOf(seq), at);
+    expect([6, 3, 5, 1, 4, 2].map((seq) => adds.take(jobOf(seq)))).toEqual([50, 40, 30, 10, 60, 20]);
+    expect(adds.empty).toBe(true);
+  });
+
   it('says how long its oldest job has been due: from its add, from its due time once that passed, or -1', () => {
     const adds = new SampledAdds();
     expect(adds.oldestDueAge(100)).toBe(-1);

@@ -3,8 +3,6 @@ import { keepShape } from './shape-anchors.js';
 
 /** Room for this many entries at first; the table doubles as it fills. */
 const INITIAL_ROOM = 16;
-/** `seq` of an entry whose job has left out of order (job seqs start at 1). */
-const HOLE = 0;
 
 /**
  * The add times of one source's sampled jobs (see `isSampled` in `stats.ts`) that still wait, in
@@ -14,9 +12,11 @@ const HOLE = 0;
  * of a run: `bench/RESULTS.md`, "What a sampled job costs, third round".)
  *
  * Jobs mostly start in add order, and then the one starting is at the head: O(1). One that starts
- * out of order (a priority queue, a delayed job promoted after younger ones) is found by a scan of
- * the entries (about one waiting job in `SAMPLE_EVERY`) and leaves a hole, dropped when the head
- * reaches it. Every way a waiting job leaves takes its entry: a start (`Metrics.sampleStart`), a
+ * out of order (a priority queue, a delayed job promoted after younger ones) is found by a binary
+ * search, O(log n): entries are added in rising `seq` order (a job's `seq` is taken when it is made,
+ * just before it joins), and a job that left out of order leaves a hole that keeps its place in
+ * that order, its `seq` negated, dropped when the head reaches it. A quiet worker times every job
+ * (SPEC 11), so the table may hold every waiting job of its source. Every way a waiting job leaves takes its entry: a start (`Metrics.sampleStart`), a
  * cancel (`Source.forget`), a purge or a hand-back (`Source.forgetWaiting`, which drops them all).
  *
  * @internal
@@ -42,34 +42,50 @@ export class SampledAdds {
   take(job: JobRecord): number | undefined {
     const seqs = this.#seqs;
     const seq = job.seq;
-    let at = this.#head;
     const tail = this.#tail;
+    let at = this.#head;
     if (at === tail) return undefined;
     if (seqs[at] !== seq) {
-      do at++;
-      while (at < tail && seqs[at] !== seq);
-      if (at === tail) return undefined;
+      at = this.#find(seq);
+      if (at < 0) return undefined;
     }
     const addedAt = this.#addedAt[at] as number;
-    seqs[at] = HOLE;
+    seqs[at] = -seq;
     let head = this.#head;
-    while (head < tail && seqs[head] === HOLE) head++;
+    while (head < tail && (seqs[head] as number) < 0) head++;
     if (head === tail) head = this.#tail = 0;
     this.#head = head;
     return addedAt;
   }
 
+  /** Where the entry of `seq` is, or -1: a binary search on the entries' rising `|seq|`. */
+  #find(seq: number): number {
+    const seqs = this.#seqs;
+    let low = this.#head;
+    let high = this.#tail - 1;
+    while (low <= high) {
+      const mid = (low + high) >>> 1;
+      const at = Math.abs(seqs[mid] as number);
+      if (at < seq) low = mid + 1;
+      else if (at > seq) high = mid - 1;
+      else return seqs[mid] === seq ? mid : -1;
+    }
+    // Not where the order puts it: look everywhere, in case a job joined after a younger one.
+    for (let at = this.#head; at < this.#tail; at++) if (seqs[at] === seq) return at;
+    return -1;
+  }
+
   /**
    * How long the job held here that has been due longest at `now` has been due, ms, or -1 when
-   * none is due or nothing is held. Every entry is read (about one waiting job in
-   * `SAMPLE_EVERY`, for `stats()` only): a job added earlier than another may come due later (a
+   * none is due or nothing is held. Every entry is read (for `stats()` only: every
+   * waiting job of a quiet worker, about one in `SAMPLE_EVERY` of a busy one): a job added earlier than another may come due later (a
    * delayed job, or a retry), so the oldest added is not always the oldest due.
    */
   oldestDueAge(now: number): number {
     const seqs = this.#seqs;
     let oldest = -1;
     for (let at = this.#head; at < this.#tail; at++) {
-      if (seqs[at] === HOLE) continue;
+      if ((seqs[at] as number) < 0) continue;
       const dueAt = this.#dueAt[at] as number;
       const since = dueAt === UNTIMED ? (this.#addedAt[at] as number) : dueAt;
       if (since <= now) oldest = Math.max(oldest, now - since);
@@ -95,7 +111,7 @@ export class SampledAdds {
     // the jobs that left out of order would otherwise keep their entries, and the table (and
     // every oldestDueAge scan) would grow with the jobs that passed, not with those that wait.
     let live = 0;
-    for (let at = this.#head; at < tail; at++) if (seqs[at] !== HOLE) live++;
+    for (let at = this.#head; at < tail; at++) if ((seqs[at] as number) > 0) live++;
     const room = live * 2 > seqs.length ? seqs.length * 2 : seqs.length;
     const to = room === seqs.length ? undefined : [new Float64Array(room), new Float64Array(room), new Float64Array(room)];
     const [toSeqs, toAddedAt, toDueAt] = to ?? [seqs, this.#addedAt, this.#dueAt];
@@ -105,7 +121,7 @@ export class SampledAdds {
     // Moving down within the same arrays is safe: `next` never passes `at`.
     for (let at = this.#head; at < tail; at++) {
       const seq = seqs[at] as number;
-      if (seq === HOLE) continue;
+      if (seq < 0) continue;
       toSeqs[next] = seq;
       toAddedAt[next] = addedAt[at] as number;
       toDueAt[next] = dueAt[at] as number;
