@@ -186,11 +186,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         (job, value) => this.#progress(job, value, false),
       );
       this.#threads = threads;
-      const runInThread = (job: JobRecord): Promise<R> => threads.run(job, job.ext?.transfer) as Promise<R>;
-      // The pool and its threads are made, and its tasks sent, outside the job's context: they
-      // outlive the job and must not keep its context alive. The job's events still come in its
-      // context, from the reaction to this promise, which is awaited in it.
-      handler = (job) => inRootContext(runInThread, job as unknown as JobRecord);
+      handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
     this.name = config.name ?? generatedName();
     this.strategy = strategy;
@@ -1104,9 +1100,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   /** Aborts a running attempt: its signal, and the thread that runs it. */
   #abortAttempt(job: JobRecord, reason: unknown): void {
     abortSignalOf(job, reason);
-    const threads = this.#threads;
-    // Outside the job's context: the thread made to replace the one ended must not keep it alive.
-    if (threads !== undefined) inRootContext(() => threads.abort(job, reason), undefined);
+    this.#threads?.abort(job, reason);
   }
 
   /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */

@@ -9,6 +9,7 @@ import { THREW_NULL } from './threw-null.js';
 import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
 import type { ThreadTransferable } from './transferable.js';
 import { safeString } from '../internal/describe.js';
+import { inRootContext } from '../shell/async-context.js';
 
 /** Options for a threads worker, passed through to tinypool. */
 export interface ThreadPoolOptions {
@@ -332,8 +333,16 @@ export class ThreadPool {
    * No AbortSignal goes to tinypool: a task with one takes tinypool's slower path (about 15% of
    * a tiny task's round trip, measured with the threads bench workload). To abort, the pool
    * instead learns which thread runs each cell's task through shared memory and ends that thread.
+   *
+   * Called in the job's async context, it works in the one qmux was loaded in (SPEC 13): the pool
+   * and the threads it makes outlive the job and must not keep its context alive. The caller
+   * awaits the promise in the job's context, so what follows the attempt runs there.
    */
   run(job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> {
+    return inRootContext(this.#start, job, transfer);
+  }
+
+  readonly #start = (job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> => {
     if (tinypool === undefined) return this.#runOnceLoaded(job, transfer);
     const pool = (this.#pool ??= this.#createPool(tinypool));
     const cell = this.#freeCells.pop() ?? this.#nextCell++;
@@ -363,7 +372,7 @@ export class ThreadPool {
       },
       (error: unknown) => this.#failed(job, error),
     );
-  }
+  };
 
   /** `run`, for the first jobs of a process: once tinypool has loaded, unless aborted meanwhile. */
   #runOnceLoaded(job: JobRecord, transfer: readonly ThreadTransferable[] | undefined): Promise<unknown> {
@@ -375,7 +384,7 @@ export class ThreadPool {
         // The pool is made as it would have been without the wait (it starts minThreads threads).
         this.#pool ??= this.#createPool(tinypool as typeof import('tinypool'));
         if (aborted !== RUNS) throw asError(aborted);
-        return this.run(job, transfer);
+        return this.#start(job, transfer);
       },
       (error: unknown) => {
         this.#beforeLoad.delete(job);
@@ -407,8 +416,14 @@ export class ThreadPool {
    * fails its task with `reason`. A task not started yet sees the abort flag and fails at once.
    * A task is either still in the start queue or with a thread that has said it is ready (see
    * `#createPool`), which runs it at once: no task waits in a thread that may never start.
+   * Like `run`, it works in the context qmux was loaded in: the thread made to replace the one
+   * ended must not keep the job's context alive.
    */
   abort(job: JobRecord, reason: unknown): void {
+    inRootContext(this.#end, job, reason);
+  }
+
+  readonly #end = (job: JobRecord, reason: unknown): void => {
     if (this.#beforeLoad.has(job)) {
       this.#beforeLoad.set(job, reason);
       return;
@@ -438,7 +453,7 @@ export class ThreadPool {
     this.#ended.add(thread);
     // tinypool's 'error' handler removes and terminates the thread and fails its task with `reason`.
     thread.emit('error', reason instanceof Error ? reason : new Error(safeString(reason)));
-  }
+  };
 
   /**
    * A task taken back out of the start queue leaves a thread starting for no task: one that may

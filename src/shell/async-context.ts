@@ -14,6 +14,7 @@
  *
  * @internal
  */
+import { optionalNodeBuiltin } from './host.js';
 
 /** What qmux needs of an `AsyncResource`. @internal */
 export interface ContextScope {
@@ -22,22 +23,8 @@ export interface ContextScope {
 
 type ScopeClass = new (type: string) => ContextScope;
 
-interface BuiltinModules {
-  getBuiltinModule?(id: string): unknown;
-}
-
 /** Node's `AsyncResource`, or `undefined` where the runtime has none. */
-function findAsyncResource(): ScopeClass | undefined {
-  try {
-    const process = (globalThis as { process?: BuiltinModules }).process;
-    const hooks = process?.getBuiltinModule?.('node:async_hooks') as { AsyncResource?: ScopeClass } | undefined;
-    return typeof hooks?.AsyncResource === 'function' ? hooks.AsyncResource : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const Scope = findAsyncResource();
+const Scope = optionalNodeBuiltin<{ AsyncResource?: ScopeClass }>('node:async_hooks')?.AsyncResource;
 
 /**
  * The context qmux was loaded in (outside any `AsyncLocalStorage.run`, for a static import):
@@ -54,7 +41,7 @@ export function captureContext(): ContextScope | undefined {
   return Scope === undefined ? undefined : new Scope('qmux.job');
 }
 
-/** Calls `fn(arg)` in the context qmux was loaded in (see {@link rootScope}). @internal */
-export function inRootContext<A, R>(fn: (arg: A) => R, arg: A): R {
-  return rootScope === undefined ? fn(arg) : rootScope.runInAsyncScope(fn, undefined, arg);
+/** Calls `fn(...args)` in the context qmux was loaded in (see {@link rootScope}). @internal */
+export function inRootContext<A extends unknown[], R>(fn: (...args: A) => R, ...args: A): R {
+  return rootScope === undefined ? fn(...args) : rootScope.runInAsyncScope(fn, undefined, ...args);
 }

@@ -16,12 +16,17 @@ interface HostProcess {
 
 const hostProcess = (globalThis as { process?: HostProcess }).process;
 
+/** A built-in module of Node (or of Bun and Deno, which provide them), or `undefined` where the runtime has none (a browser). */
+export function optionalNodeBuiltin<M>(id: `node:${string}`): M | undefined {
+  return hostProcess?.getBuiltinModule?.(id) as M | undefined;
+}
+
 /**
  * A built-in module of Node (or of Bun and Deno, which provide them), loaded on first use.
  * Throws a TypeError naming `feature` where the runtime has none (a browser).
  */
 export function nodeBuiltin<M>(id: `node:${string}`, feature: string): M {
-  const loaded = hostProcess?.getBuiltinModule?.(id) as M | undefined;
+  const loaded = optionalNodeBuiltin<M>(id);
   if (loaded === undefined) {
     throw new TypeError(`qmux: ${feature} needs ${id}, which this runtime does not provide (it needs Node, Bun or Deno)`);
   }
