@@ -110,6 +110,30 @@ async function primeAndTime(run, threads, n) {
   return ns;
 }
 
+// The noop and result cells of qmux, with `asyncContext` as given or left out (undefined: the
+// default, and a build from before the option), shared by the peer comparison and the
+// async-context cells.
+const workerOptions = (c, asyncContext) => (asyncContext === undefined ? { concurrency: c } : { concurrency: c, asyncContext });
+const noopWorker = async (n, c, asyncContext) => {
+  const { Worker } = await loadQmux();
+  const w = new Worker(job, workerOptions(c, asyncContext));
+  const q = w.bindQueue();
+  const t0 = now();
+  for (let i = 0; i < n; i++) q.add(i);
+  await w.waitUntilIdle();
+  return elapsed(t0);
+};
+const resultWorker = async (n, c, asyncContext) => {
+  const { Worker } = await loadQmux();
+  const w = new Worker(job, workerOptions(c, asyncContext));
+  const q = w.bindQueue();
+  const t0 = now();
+  const handles = [];
+  for (let i = 0; i < n; i++) handles.push(q.add(i));
+  await Promise.all(handles.map((h) => h.result()));
+  return elapsed(t0);
+};
+
 const throughput = {
   threads: {
     async 'qmux-threads'(n, c) {
@@ -136,15 +160,7 @@ const throughput = {
     },
   },
   noop: {
-    async qmux(n, c) {
-      const { Worker } = await loadQmux();
-      const w = new Worker(job, { concurrency: c });
-      const q = w.bindQueue();
-      const t0 = now();
-      for (let i = 0; i < n; i++) q.add(i);
-      await w.waitUntilIdle();
-      return elapsed(t0);
-    },
+    qmux: (n, c) => noopWorker(n, c, undefined),
     async 'fastq-cb'(n, c) {
       const fastq = await loadFastq();
       const q = fastq(cbWorker, c);
@@ -246,16 +262,7 @@ const throughput = {
   },
 
   result: {
-    async qmux(n, c) {
-      const { Worker } = await loadQmux();
-      const w = new Worker(job, { concurrency: c });
-      const q = w.bindQueue();
-      const t0 = now();
-      const handles = [];
-      for (let i = 0; i < n; i++) handles.push(q.add(i));
-      await Promise.all(handles.map((h) => h.result()));
-      return elapsed(t0);
-    },
+    qmux: (n, c) => resultWorker(n, c, undefined),
     async 'fastq-promise'(n, c) {
       const fastq = await loadFastq();
       const q = fastq.promise(job, c);
@@ -319,25 +326,6 @@ throughput.result.floor = throughput.noop.floor;
 // against `asyncContext: false`, outside any AsyncLocalStorage, and with every add made inside
 // `als.run()` of one AsyncLocalStorage (a service's request context: on Node 20 an enabled
 // AsyncLocalStorage also installs promise hooks, which every promise pays for, on or off).
-const noopWorker = async (n, c, asyncContext) => {
-  const { Worker } = await loadQmux();
-  const w = new Worker(job, { concurrency: c, asyncContext });
-  const q = w.bindQueue();
-  const t0 = now();
-  for (let i = 0; i < n; i++) q.add(i);
-  await w.waitUntilIdle();
-  return elapsed(t0);
-};
-const resultWorker = async (n, c, asyncContext) => {
-  const { Worker } = await loadQmux();
-  const w = new Worker(job, { concurrency: c, asyncContext });
-  const q = w.bindQueue();
-  const t0 = now();
-  const handles = [];
-  for (let i = 0; i < n; i++) handles.push(q.add(i));
-  await Promise.all(handles.map((h) => h.result()));
-  return elapsed(t0);
-};
 let requestStorage;
 const inRequest = async (run) => {
   const { AsyncLocalStorage } = await import('node:async_hooks');

@@ -45,6 +45,19 @@ export const LABELS = {
 
 const concurrencyRows = (list) => list.map((c) => ({ label: `c=${c}`, concurrency: c }));
 
+/** An async-context workload (SPEC 13): one qmux cell with `asyncContext` on (the default) and off. */
+const contextWorkload = (id, title) => ({
+  id,
+  title,
+  kind: 'throughput',
+  jobs: { full: 200_000, quick: 5_000 },
+  rows: concurrencyRows([1, 16]),
+  variants: ['context-on', 'context-off'],
+  baseline: 'context-off',
+  ratioLabel: 'variant / off',
+  ratioRowOverBaseline: true,
+});
+
 /**
  * kind:
  *  - 'throughput': each sample is { ns, jobs }; table shows jobs/s, ns/job, ratio baseline / variant on ns/job.
@@ -141,40 +154,12 @@ export const WORKLOADS = [
     ratioLabel: 'variant / no listeners',
     ratioRowOverBaseline: true,
   },
-  {
-    id: 'context',
-    title: 'context: the noop workload with asyncContext on (the default) and off (SPEC 13), adds outside any AsyncLocalStorage',
-    kind: 'throughput',
-    jobs: { full: 200_000, quick: 5_000 },
-    rows: concurrencyRows([1, 16]),
-    variants: ['context-on', 'context-off'],
-    baseline: 'context-off',
-    ratioLabel: 'variant / off',
-    ratioRowOverBaseline: true,
-  },
-  {
-    id: 'context-result',
-    title:
-      "context-result: the result workload (every job's result awaited) with asyncContext on (the default) and off, adds outside any AsyncLocalStorage",
-    kind: 'throughput',
-    jobs: { full: 200_000, quick: 5_000 },
-    rows: concurrencyRows([1, 16]),
-    variants: ['context-on', 'context-off'],
-    baseline: 'context-off',
-    ratioLabel: 'variant / off',
-    ratioRowOverBaseline: true,
-  },
-  {
-    id: 'context-als',
-    title: 'context-als: the context workload with every add inside one AsyncLocalStorage.run() (a request context)',
-    kind: 'throughput',
-    jobs: { full: 200_000, quick: 5_000 },
-    rows: concurrencyRows([1, 16]),
-    variants: ['context-on', 'context-off'],
-    baseline: 'context-off',
-    ratioLabel: 'variant / off',
-    ratioRowOverBaseline: true,
-  },
+  contextWorkload('context', 'context: the noop workload with asyncContext on (the default) and off (SPEC 13), adds outside any AsyncLocalStorage'),
+  contextWorkload(
+    'context-result',
+    "context-result: the result workload (every job's result awaited) with asyncContext on (the default) and off, adds outside any AsyncLocalStorage",
+  ),
+  contextWorkload('context-als', 'context-als: the context workload with every add inside one AsyncLocalStorage.run() (a request context)'),
   {
     id: 'threads',
     title: 'threads: tiny tasks (data + 1) on 2 worker threads, results awaited; thread start-up not timed',
