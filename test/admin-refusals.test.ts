@@ -8,6 +8,7 @@ import { createServer, request as httpRequest, Agent, type OutgoingHttpHeaders, 
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker, type AdminOptions } from '../src/index.js';
+import { closeServer } from './support/http-server.js';
 
 let server: Server | undefined;
 let port = 0;
@@ -25,12 +26,8 @@ async function serveWorker(options?: AdminOptions): Promise<Worker<unknown, unkn
 }
 
 afterEach(async () => {
-  const s = server;
+  await closeServer(server);
   server = undefined;
-  if (s !== undefined) {
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
   await Promise.all(workers.splice(0).map((worker) => worker.stop().catch(() => undefined)));
 });
 

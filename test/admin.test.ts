@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker, type SourceView, type Strategy, type WorkerStats } from '../src/index.js';
 import { Worker as BuiltWorker } from '../dist/index.js';
 import { Gate, deferred, flushMicrotasks } from './helpers.js';
+import { closeServer } from './support/http-server.js';
 
 let server: Server | undefined;
 let base = '';
@@ -47,17 +48,12 @@ async function serveWith(options: { readOnly?: boolean } | undefined, ...list: W
 async function unserve(): Promise<void> {
   const s = server;
   server = undefined;
-  s?.closeAllConnections();
-  await new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
+  await closeServer(s);
 }
 
 afterEach(async () => {
-  const s = server;
+  await closeServer(server);
   server = undefined;
-  if (s !== undefined) {
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
   // Leave no job running between tests: stop starting jobs, then finish the ones that run.
   const stopping = workers.splice(0).map((worker) => worker.stop().catch(() => undefined));
   for (const gate of gates.splice(0)) gate.finishAll();

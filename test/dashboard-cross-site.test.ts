@@ -14,6 +14,7 @@ import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker } from '../src/index.js';
 import { hasChromium, launchChromium, NO_CHROMIUM } from './browser.js';
+import { closeServer } from './support/http-server.js';
 
 declare const window: { attack?: { status: number; text: string }[] };
 
@@ -34,12 +35,6 @@ async function serve(listener: RequestListener): Promise<{ server: Server; port:
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return { server, port: (server.address() as AddressInfo).port };
-}
-
-async function close(server: Server | undefined): Promise<void> {
-  if (server === undefined) return;
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 /** Resolves once `condition()` holds, checking every 20 ms; fails after {@link WAIT_MS}. */
@@ -120,8 +115,8 @@ describe.runIf(available)('the admin handler against other pages, in a browser',
 
   afterAll(async () => {
     await chromium?.close();
-    await close(admin);
-    await close(attacker);
+    await closeServer(admin);
+    await closeServer(attacker);
     await registry.shutdown({ timeout: 5000 });
   });
 

@@ -10,6 +10,7 @@ import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker } from '../src/index.js';
 import { dashboardPage } from '../src/admin/dashboard-page.js';
+import { closeServer } from './support/http-server.js';
 
 let server: Server | undefined;
 let base = '';
@@ -22,12 +23,8 @@ async function serve(registry: Registry, options?: { readOnly?: boolean }): Prom
 }
 
 afterEach(async () => {
-  const s = server;
+  await closeServer(server);
   server = undefined;
-  if (s !== undefined) {
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
-  }
   await Promise.all(workers.splice(0).map((worker) => worker.stop().catch(() => undefined)));
 });
 

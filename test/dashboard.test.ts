@@ -13,6 +13,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker, type Job } from '../src/index.js';
 import { hasChromium, launchChromium, NO_CHROMIUM } from './browser.js';
+import { closeServer } from './support/http-server.js';
 
 // The callbacks given to page.waitForFunction and page.evaluate run in the page, which has
 // these; the test's own types (Node's) do not, and the DOM lib would apply to every file.
@@ -55,12 +56,6 @@ async function serve(handler: ReturnType<typeof createAdminHandler>): Promise<{ 
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
-
-async function close(server: Server | undefined): Promise<void> {
-  if (server === undefined) return;
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
 /** Resolves once `condition()` holds, checking every 20 ms; fails after {@link WAIT_MS}. */
@@ -121,8 +116,8 @@ describe.runIf(available)('the dashboard in a browser', () => {
   afterAll(async () => {
     for (const stop of producers) stop();
     await chromium?.close();
-    await close(server);
-    await close(readOnlyServer);
+    await closeServer(server);
+    await closeServer(readOnlyServer);
     await registry.shutdown({ timeout: 5000 });
   });
 

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SAMPLE_EVERY } from '../src/stats.js';
 import { createAdminHandler, Registry, Worker, type Job, type SourceView, type Strategy, type WorkerStats } from '../src/index.js';
 import { sleep, useVirtualTime } from './helpers.js';
+import { closeServer } from './support/http-server.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -327,12 +328,8 @@ describe('GET /metrics', () => {
   let server: Server | undefined;
 
   afterEach(async () => {
-    const s = server;
+    await closeServer(server);
     server = undefined;
-    if (s !== undefined) {
-      s.closeAllConnections();
-      await new Promise<void>((resolve) => s.close(() => resolve()));
-    }
   });
 
   async function serve(registry: Registry, options?: { readOnly?: boolean }): Promise<string> {
@@ -354,8 +351,7 @@ describe('GET /metrics', () => {
       const text = await response.text();
       expect(text).toBe(registry.metrics());
       expect(value(parse(text), 'qmux_jobs_waiting', { worker: 'w', source: 'q', state: 'due' })).toBe(1);
-      server?.closeAllConnections();
-      await new Promise<void>((resolve) => server?.close(() => resolve()));
+      await closeServer(server);
       server = undefined;
     }
   });
