@@ -6,24 +6,16 @@
  * worker. Uses dist/ (npm test builds first), copied to a temporary node_modules so that the repo's
  * own @opentelemetry/api cannot be found.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runNode } from './helpers.js';
-
-const repo = fileURLToPath(new URL('..', import.meta.url));
+import { bareInstall, REPO as repo } from './support/bare-install.js';
 
 describe('qmux/otel from the packed package', () => {
   let dir: string;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'qmux-otel-'));
-    const pkg = join(dir, 'node_modules', 'qmux');
-    mkdirSync(pkg, { recursive: true });
-    cpSync(join(repo, 'package.json'), join(pkg, 'package.json'));
-    cpSync(join(repo, 'dist'), join(pkg, 'dist'), { recursive: true });
-    for (const dep of ['eventemitter3', 'tinypool']) symlinkSync(join(repo, 'node_modules', dep), join(dir, 'node_modules', dep));
+    dir = bareInstall('qmux-otel-');
     writeFileSync(
       join(dir, 'probe.mjs'),
       [
