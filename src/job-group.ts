@@ -1,5 +1,6 @@
 import type { ParsedAddOptions } from './add-options.js';
-import { State, type JobGroup, type JobHandle, type JobRecord, type SettleWatcher } from './job.js';
+import type { JobGroup, JobHandle, JobRecord } from './job.js';
+import { State, type SettleWatcher } from './core/job-record.js';
 
 /** A promise with its resolvers: one per group and per call that asked, never one per job. */
 interface Pending<T> {

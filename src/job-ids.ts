@@ -1,5 +1,5 @@
-import type { JobRecord } from './job.js';
-import type { Source } from './source.js';
+import type { CoreJob } from './core/job-record.js';
+import type { Lane } from './core/lane.js';
 
 /**
  * Job ids (SPEC 5): a user-given id is unique within its source while the job is in use, from
@@ -16,17 +16,17 @@ import type { Source } from './source.js';
  */
 
 /** The job that holds user id `id` in `source`, if it is in use there. */
-export function jobWithId(source: Source, id: string): JobRecord | undefined {
+export function jobWithId(source: Lane, id: string): CoreJob | undefined {
   return source.ids?.get(id);
 }
 
 /** `job` (whose user id is `id`) now holds it in its source; a redrive held behind its predecessor takes it over. */
-export function claimId(job: JobRecord, id: string): void {
+export function claimId(job: CoreJob, id: string): void {
   (job.home.ids ??= new Map()).set(id, job);
 }
 
 /** `job` has settled and no attempt of it runs: its id, if it holds one, is free again. */
-export function releaseId(job: JobRecord): void {
+export function releaseId(job: CoreJob): void {
   const id = job.ext?.id;
   if (id === undefined) return;
   const ids = job.home.ids;

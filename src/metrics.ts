@@ -1,5 +1,6 @@
 import type { WorkerHealth } from './health.js';
-import { SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND, type TimingStats, type WorkerCounters, type WorkerStats } from './stats.js';
+import type { TimingStats, WorkerCounters, WorkerStats } from './stats.js';
+import { SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND } from './core/sampling.js';
 import type { WorkerStatus } from './worker.js';
 
 /** What the text is made of, per worker: its stats and its health, read at one instant. @internal */

@@ -99,9 +99,10 @@ export class PriorityQueue<in out T = unknown, R = unknown, K extends boolean = 
    * ```
    */
   get keyCount(): number {
-    if (this.keys === undefined) return 0;
-    this.keysToNow(); // a key whose last start has left its rate window is no longer active
-    return this.keys.keyCount;
+    const keys = this.keys;
+    if (keys === undefined) return 0;
+    // A key whose last start has left its rate window is no longer active (a read: nothing is forgotten now).
+    return keys.timed ? keys.keyCountAt(this.host.clock.now()) : keys.keyCount;
   }
 
   /**

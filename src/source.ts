@@ -1,19 +1,16 @@
 import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
 import type { Clock } from './clock.js';
 import type { Core } from './core/core.js';
-import { KeyedJobs } from './core/keys/keyed-jobs.js';
+import type { KeyedJobs } from './core/keys/keyed-jobs.js';
+import { Lane } from './core/lane.js';
 import { QueueClosedError, QueueFullError } from './errors.js';
-import { DelayedJobs, type DueJobs } from './internal/due-jobs.js';
+import type { DueJobs } from './internal/due-jobs.js';
 import { jobWithId } from './job-ids.js';
-import { RateWindow } from './internal/rate-window.js';
-import { SampledAdds } from './internal/sampled-adds.js';
 import * as check from './internal/validate.js';
 import { JobBatch, withoutLiveSignal } from './job-group.js';
-import { type JobGroup, type JobProgress, type JobRecord, State, UNTIMED } from './job.js';
+import type { JobGroup, JobProgress, JobRecord } from './job.js';
 import { checkKeysOptions, checkWeight, keyName, type KeysOptions, type KeyStats } from './keys.js';
-import { AddBatches } from './internal/add-batches.js';
-import { isTimed, SourceTimings, type WorkerCounters, zeroCounters } from './stats.js';
-import type { SourceView } from './strategies/strategy.js';
+import { SourceTimings } from './stats.js';
 import { checkTaskData } from './worker-options.js';
 
 export type { AddOptions } from './add-options.js';
@@ -128,40 +125,6 @@ export function checkBindOptions(call: string, options: QueueBindOptions<never> 
   }
 }
 
-/** The live view a strategy reads. @internal */
-class View implements SourceView {
-  readonly source: Source;
-  constructor(source: Source) {
-    this.source = source;
-  }
-  get name(): string {
-    return this.source.name;
-  }
-  get index(): number {
-    return this.source.index;
-  }
-  get priority(): number | undefined {
-    return this.source.priority;
-  }
-  get weight(): number {
-    return this.source.weight;
-  }
-  get length(): number {
-    return this.source.viewLength();
-  }
-  get running(): number {
-    return this.source.running;
-  }
-  get eligible(): boolean {
-    return this.source.isEligible(this.source.core.dispatcher.now);
-  }
-}
-
-/** @internal Recovers the source behind a view, or `undefined` if it is not one of ours. */
-export function sourceOfView(view: unknown): Source | undefined {
-  return view instanceof View ? view.source : undefined;
-}
-
 /**
  * What a worker makes a local source of: the arguments of {@link Source}'s constructor, which
  * each kind's `make` passes on (their constructors are private, so `new Queue()` does not compile).
@@ -182,73 +145,21 @@ interface SizeWaiter {
  * @typeParam T - job data
  * @typeParam R - what the handler returns
  */
-export abstract class Source<T = unknown, R = unknown> {
+export abstract class Source<T = unknown, R = unknown> extends Lane {
   /** @internal */ readonly host: SourceHost;
   /** @internal */ readonly core: Core;
-  /** @internal */ readonly due: DueJobs;
-  /** @internal */ readonly delayed: DelayedJobs;
-  /** @internal The per-key machinery of a queue bound with `keys` (then also `due` and `delayed`). */
-  readonly keys: KeyedJobs | undefined;
   /** @internal `keys.by` and `keys.weight`: user code, called by the shell before a job is added. */
   readonly keyBy: ((data: never) => unknown) | undefined;
   /** @internal */
   readonly keyWeight: ((key: string) => unknown) | undefined;
-  /** @internal */ readonly view: SourceView;
-  /** @internal */ readonly rate: RateWindow | undefined;
-  /** @internal Most of its jobs running at once. */
-  readonly maxRunning: number;
-  /** @internal Position in the list; kept current by the dispatcher. */
-  index = -1;
-  /** @internal Whether it is in the dispatcher's eligible set (kept by `Dispatcher.touch`). */
-  inEligible = false;
-  /** @internal The rate-window opening time it waits for in the dispatcher's heap, or NaN. */
-  rateHeldAt = Number.NaN;
-  /** @internal A small number of its own while bound (reused after it leaves), for pickers' typed arrays. */
-  slot = -1;
-  /** @internal Bind order within the worker: the tie-break among equal priorities. */
-  readonly bindOrder: number;
-  /** @internal Jobs of this source in flight. */
-  running = 0;
-  /** @internal Live waiting jobs whose `dueAt` is a real time (ordering needs the clock while any exist). */
-  timed = 0;
-  /** @internal Set once the source takes no more jobs and should leave the list when drained. */
-  retiring = false;
-  /** @internal Counters of its jobs since it was bound; the core writes them with the worker's. */
-  readonly counters: WorkerCounters = zeroCounters();
   /** @internal Its sampled jobs' wait and run times (see `Metrics`), made with the first one. */
   timings: SourceTimings | undefined = undefined;
-  /** @internal Whether its jobs belong to a remote engine, which owns their retries (SPEC 9). */
-  readonly isRemote: boolean = false;
-  /** @internal Set while its engine cannot be reached (a remote source): it is then not eligible. */
-  unreachable = false;
-
-  /** The source's name, unique within its worker. */
-  readonly name: string;
-  /** Its priority number in the list, or `undefined`. */
-  readonly priority: number | undefined;
-  /** Its weight under `Strategy.Weighted`. */
-  readonly weight: number;
   /** Most jobs that may wait in it. */
   readonly capacity: number;
 
   #closed = false;
-  /** The add times of its sampled jobs that wait here (see `isSampled` in `stats.ts`), off the job records. */
-  #sampled: SampledAdds | undefined = undefined;
-  /** @internal The job that joined the source when it was empty, until it leaves (its add time stays). */
-  firstIntoEmpty: JobRecord | undefined = undefined;
-  /** @internal The batch of adds (see `Worker`) whose first job here was last noted ({@link noteBatch}). */
-  batchNoted = 0;
-  /** @internal Whether it times its adds by batch: a FIFO source, whose next job is its oldest (see {@link noteBatch}). */
-  readonly notesBatches: boolean;
-  /** A FIFO source's add times by batch: its oldest due job's age (see {@link oldestDueAgeMs}). */
-  #batches: AddBatches | undefined = undefined;
-  #firstIntoEmptyAt = 0;
-  /** @internal Redriven jobs waiting for their predecessor's handler to settle (see `Core.hold`). */
-  held: Set<JobRecord> | undefined = undefined;
   /** @internal Producers waiting in `onSizeLessThan`. */
   sizeWaiters: SizeWaiter[] | undefined = undefined;
-  /** @internal The jobs in use that have a user id, by id; made on the first one (see `job-ids.ts`). */
-  ids: Map<string, JobRecord> | undefined = undefined;
 
   /** @internal */
   constructor(host: SourceHost, core: Core, due: DueJobs, name: string, bindOrder: number, options: BindOptions | undefined) {
@@ -258,28 +169,13 @@ export abstract class Source<T = unknown, R = unknown> {
         `qmux: a ${new.target.name} is made by a worker (worker.bindQueue(), bindPriorityQueue(), subscribe(topic) or bindRemote(adapter)), not with new`,
       );
     }
+    super(due, name, bindOrder, options);
     this.host = host;
     this.core = core;
-    this.due = due;
-    this.keys = due instanceof KeyedJobs ? due : undefined;
-    this.delayed = this.keys === undefined ? new DelayedJobs() : this.keys.delayed;
     const keyOptions = (options as QueueBindOptions<never> | undefined)?.keys;
     this.keyBy = keyOptions?.by;
     this.keyWeight = keyOptions?.weight;
-    this.name = name;
-    this.bindOrder = bindOrder;
-    this.priority = options?.priority;
-    this.weight = options?.weight ?? 1;
     this.capacity = options?.capacity ?? Infinity;
-    this.maxRunning = options?.concurrency ?? Infinity;
-    this.rate = options?.rateLimit === undefined ? undefined : new RateWindow(options.rateLimit.limit, options.rateLimit.interval);
-    this.view = new View(this as Source);
-    this.notesBatches = !due.needsEveryDue && this.keys === undefined;
-  }
-
-  /** Jobs waiting in it, due or delayed. */
-  get length(): number {
-    return this.due.length + this.delayed.length + (this.held === undefined ? 0 : this.held.size);
   }
 
   /** Whether it was closed (it takes no new jobs). */
@@ -319,37 +215,9 @@ export abstract class Source<T = unknown, R = unknown> {
   onSizeLessThan(n: number): Promise<void> {
     check.positiveInt('onSizeLessThan(n)', n);
     if (this.length < n) return Promise.resolve();
-    return new Promise<void>((resolve) => (this.sizeWaiters ??= []).push({ below: n, resolve }));
-  }
-
-  /**
-   * @internal The length a strategy reads (`SourceView.length`): its due jobs, those of paused
-   * keys left out.
-   */
-  viewLength(): number {
-    const delayed = this.delayed;
-    if (delayed.horizon !== -Infinity) {
-      // Due jobs still held with the delayed ones (a promotion in progress) count. A FIFO or
-      // priority queue's are counted where they wait when that takes O(1) (a burst coming due at
-      // once: a strategy reading lengths must not move a million jobs); otherwise they move now.
-      // (A keyed queue's length leaves out paused keys, so it needs them moved.)
-      if (this.keys === undefined) {
-        const held = delayed.quickCountDueBy(delayed.horizon);
-        if (held >= 0) return this.due.length + held;
-      }
-      this.core.catchUp(this as Source);
-    }
-    return this.keys === undefined ? this.due.length : this.keys.unpausedDue;
-  }
-
-  /** @internal Whether this source may give a job at `now`. */
-  isEligible(now: number): boolean {
-    return (
-      this.due.length > 0 &&
-      this.running < this.maxRunning &&
-      (this.rate === undefined || this.rate.allows(now)) &&
-      (this.keys === undefined || this.keys.hasReady)
-    );
+    const waiters = (this.sizeWaiters ??= []);
+    if (waiters.length === 0) this.core.watchSize(this as Source, true);
+    return new Promise<void>((resolve) => waiters.push({ below: n, resolve }));
   }
 
   /**
@@ -366,7 +234,7 @@ export abstract class Source<T = unknown, R = unknown> {
     }
     if (key !== undefined && count > 0 && (this.keys as KeyedJobs).limits.capacity !== Infinity) {
       const capacity = (this.keys as KeyedJobs).limits.capacity;
-      const waiting = (this.keys as KeyedJobs).waitingOf(key) + this.#heldOfKey(key);
+      const waiting = (this.keys as KeyedJobs).waitingOf(key) + this.heldOfKey(key);
       if (waiting + count > capacity) return new QueueFullError(this.name, capacity, count, Math.max(0, capacity - waiting), key);
     }
     return undefined;
@@ -451,25 +319,12 @@ export abstract class Source<T = unknown, R = unknown> {
   keyStatsOf(key: unknown): KeyStats {
     const name = this.keyArgument('keyStats(key)', key);
     const stats = (this.keys as KeyedJobs).stats(name, this.host.clock.now());
-    const held = this.#heldOfKey(name);
+    const held = this.heldOfKey(name);
     if (held > 0) {
       stats.waiting += held;
       stats.due += held;
     }
     return stats;
-  }
-
-  /**
-   * Redrives of key `name` held behind their predecessor's running handler (see `Core.hold`):
-   * they wait, due, in {@link held} rather than in the key's own jobs until that handler returns.
-   * O(held redrives of this source), none at all in the common case.
-   */
-  #heldOfKey(name: string): number {
-    const held = this.held;
-    if (held === undefined || held.size === 0) return 0;
-    let count = 0;
-    for (const job of held) if (job.key === name) count++;
-    return count;
   }
 
   /** @internal `purge(options)` of a queue. */
@@ -576,109 +431,6 @@ export abstract class Source<T = unknown, R = unknown> {
     }
   }
 
-  /**
-   * @internal A job joined this source when it was empty, at `now` on the worker's clock: its add
-   * time is kept while it waits, so a stuck source always shows its oldest job's age.
-   */
-  noteFirst(job: JobRecord, now: number): void {
-    this.firstIntoEmpty = job;
-    this.#firstIntoEmptyAt = now;
-  }
-
-  /**
-   * @internal `job`, due on add at `now`, is the first this FIFO source got in batch `batch` of
-   * the worker's adds (the adds of one synchronous run). It keeps its add times by batch, which
-   * gives the age of its oldest due job to the batch whatever the sampling. Only FIFO sources
-   * ({@link notesBatches}): another source's next job is not its oldest.
-   */
-  noteBatch(job: JobRecord, now: number, batch: number): void {
-    this.batchNoted = batch;
-    const oldest = this.due.peek();
-    (this.#batches ??= new AddBatches()).note(job.seq, now, oldest === undefined ? job.seq : oldest.seq);
-  }
-
-  /** @internal A sampled job (see `isSampled`) joined this source at `now`: keeps its add time while it waits. */
-  noteSampled(job: JobRecord, now: number): void {
-    (this.#sampled ??= new SampledAdds()).add(job, now);
-  }
-
-  /** @internal The add time of a sampled job that is leaving (starting), or `undefined` if none is kept; forgets it. */
-  takeSampled(job: JobRecord): number | undefined {
-    const sampled = this.#sampled;
-    if (sampled === undefined) return undefined;
-    const addedAt = sampled.take(job);
-    if (sampled.empty) this.#sampled = undefined;
-    return addedAt;
-  }
-
-  /**
-   * @internal How long the oldest due job has waited, ms (a held redrive is due since its
-   * redrive). In a FIFO source (a queue, a subscription, a remote source) that is its next job,
-   * timed from its due time or from the start of its batch of adds (one synchronous run), so
-   * exact to that batch. Elsewhere, as far as the timed jobs tell: the sampled ones, the first
-   * added to an empty source, and the next job if it carries a due time; failing those, the time
-   * since the source last left empty, an upper bound.
-   */
-  oldestDueAgeMs(now: number): number | null {
-    const held = this.held;
-    if (held !== undefined && held.size > 0) {
-      // A redrive held behind its predecessor's handler is due since its redrive.
-      let since = Infinity;
-      for (const job of held) since = Math.min(since, job.ext?.heldSince ?? now);
-      const rest = this.due.length === 0 ? null : this.#oldestInDue(now);
-      return Math.max(rest ?? 0, Math.round((now - since) * 1000) / 1000);
-    }
-    return this.due.length === 0 ? null : this.#oldestInDue(now);
-  }
-
-  #oldestInDue(now: number): number {
-    // A FIFO source's next job is its oldest due one: due since its due time, or since its batch
-    // of adds began. (A due job still held with the delayed ones may be older.)
-    const batches = this.#batches;
-    if (batches !== undefined) {
-      const next = this.due.peek() as JobRecord;
-      const since = next.dueAt !== UNTIMED ? next.dueAt : batches.addedBy(next.seq);
-      if (since !== undefined) {
-        let age = now - since;
-        if (this.delayed.length > 0 && this.delayed.nextDueAt() <= now) age = Math.max(age, now - this.delayed.nextDueAt());
-        return Math.round(age * 1000) / 1000;
-      }
-    }
-    let age = -1;
-    const ageOf = (job: JobRecord, addedAt: number): number => (job.dueAt !== UNTIMED ? now - job.dueAt : now - addedAt);
-    const first = this.firstIntoEmpty;
-    if (first !== undefined && first.state === State.Waiting) age = ageOf(first, this.#firstIntoEmptyAt);
-    // The sampled job still waiting here that has been due longest.
-    if (this.#sampled !== undefined) age = Math.max(age, this.#sampled.oldestDueAge(now));
-    // Neither applies: every waiting job came after the source last left empty, an upper bound
-    // (the next job's own age would be a lower one, and may be far off: a young job of a better
-    // priority is next, or the first job in was a delayed one that older due ones wait behind).
-    if (age < 0) return Math.round((now - this.#firstIntoEmptyAt) * 1000) / 1000;
-    const next = this.due.peek();
-    if (next !== undefined && next.dueAt !== UNTIMED) age = Math.max(age, now - next.dueAt);
-    return Math.round(age * 1000) / 1000;
-  }
-
-  /**
-   * @internal A job left without starting (cancelled): drops what the stats keep of it (its
-   * sampled add time, and the first-into-empty reference, so its data can be freed).
-   */
-  forget(job: JobRecord): void {
-    if (job === this.firstIntoEmpty) this.firstIntoEmpty = undefined;
-    const sampled = this.#sampled;
-    if (sampled !== undefined && isTimed(job)) {
-      sampled.take(job);
-      if (sampled.empty) this.#sampled = undefined;
-    }
-  }
-
-  /** @internal Lets go of every waiting job the stats point at (a purge). */
-  forgetWaiting(): void {
-    this.#sampled = undefined;
-    this.#batches?.clear();
-    this.firstIntoEmpty = undefined;
-  }
-
   /** @internal Its timings, made on first use. */
   sampledTimings(): SourceTimings {
     this.timings ??= new SourceTimings();
@@ -695,5 +447,6 @@ export abstract class Source<T = unknown, R = unknown> {
       return length >= waiter.below;
     });
     this.sizeWaiters = still.length > 0 ? still : undefined;
+    if (still.length === 0) this.core.watchSize(this as Source, false);
   }
 }

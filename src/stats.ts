@@ -1,24 +1,12 @@
+import type { SourceStats, TimingStats, WorkerStats } from './api/stats.js';
 import type { Core } from './core/core.js';
+import { isSampled, SAMPLE_EVERY, Timed, TIMED_IN_FULL_PER_SECOND } from './core/sampling.js';
 import { setEntry } from './internal/entry.js';
-import { State, UNTIMED, type JobRecord } from './job.js';
-import type { WorkerStatus } from './worker.js';
+import type { JobRecord } from './job.js';
+import { State, UNTIMED } from './core/job-record.js';
+import type { Source } from './source.js';
 
-/** `log2` of {@link SAMPLE_EVERY}. @internal */
-export const SAMPLE_BITS = 6;
-
-/**
- * Once a worker has timed {@link TIMED_IN_FULL_PER_SECOND} jobs in a second, it times about one
- * job in this many, each standing for this many, so that measuring costs next to nothing on a
- * busy worker's hot path; percentiles over a sample this size are as good as over all (see
- * {@link isSampled} for which jobs).
- */
-export const SAMPLE_EVERY = 1 << SAMPLE_BITS;
-
-/**
- * How many jobs added in one second a worker times as themselves (SPEC 11: right percentiles at
- * any volume): a quiet worker times every job; past this, one job in {@link SAMPLE_EVERY}.
- */
-export const TIMED_IN_FULL_PER_SECOND = 256;
+export type { SourceStats, TimingStats, WorkerCounters, WorkerStats } from './api/stats.js';
 
 /** The length of the window {@link TIMED_IN_FULL_PER_SECOND} counts in, ms. */
 const FULL_WINDOW_MS = 1000;
@@ -37,14 +25,13 @@ export class Sampler {
   #budget = TIMED_IN_FULL_PER_SECOND;
   #windowEnd = Number.NEGATIVE_INFINITY;
 
-  /** Whether `job`, being added, is timed (marking it timed in full while the budget lasts). */
-  pick(job: JobRecord): boolean {
+  /** How `job`, being added, is timed: in full while the budget lasts (the core marks it so at its admission). */
+  pick(job: JobRecord): Timed {
     if (this.#budget > 0) {
       this.#budget--;
-      job.timeInFull();
-      return true;
+      return Timed.InFull;
     }
-    return isSampled(job.seq);
+    return isSampled(job.seq) ? Timed.Sampled : Timed.No;
   }
 
   /** An add read the clock: `now` (monotonic ms). A new second gives a new budget. */
@@ -56,137 +43,9 @@ export class Sampler {
   }
 }
 
-/** Whether `job` is timed (see {@link Sampler}): asked again wherever a timing is taken. @internal */
-export function isTimed(job: JobRecord): boolean {
-  return job.timedInFull || isSampled(job.seq);
-}
-
 /** How many jobs the timing of `job` stands for. */
 function weightOf(job: JobRecord): number {
   return job.timedInFull ? 1 : SAMPLE_EVERY;
-}
-
-/**
- * Whether the job of add order `seq` is timed. The top bits of `(seq - 1)` times 2^32 / φ
- * (Fibonacci hashing) pick one job in {@link SAMPLE_EVERY}, 34 to 89 apart, spread evenly but
- * out of step with any period: jobs added in a pattern (every other one to another queue, a big
- * one every 64th) are sampled in proportion to the pattern, where `seq % 64 === 0` would always
- * land on the same place in it. The process's first job is one (so a short run shows a timing).
- * Nothing is stored to remember the choice: every point that times a job asks again.
- *
- * @internal
- */
-export function isSampled(seq: number): boolean {
-  return Math.imul(seq - 1, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
-}
-
-/**
- * Percentiles of a timing, in ms. A quiet worker times every job; a busy one, past 256 jobs
- * added in a second, about one in `sampleEvery` (64), each standing for that many: the mean and
- * the percentiles are those of every job (estimated when thinned). With nothing timed yet they
- * are `null`.
- */
-export interface TimingStats {
-  /** Jobs timed (sampled jobs measured). */
-  count: number;
-  /** Mean over every job, ms, or `null` when nothing was timed. */
-  mean: number | null;
-  /** Median, ms, or `null`. */
-  p50: number | null;
-  /** 90th percentile, ms, or `null`. */
-  p90: number | null;
-  /** 99th percentile, ms, or `null`. */
-  p99: number | null;
-  /** Largest timed, ms, or `null`. */
-  max: number | null;
-  /** Sum over the jobs timed, ms (exact: the percentiles come from a histogram, the sum does not). */
-  sum: number;
-}
-
-/** Counters since the worker was created. */
-export interface WorkerCounters {
-  /** Jobs added (retries are not new jobs). */
-  added: number;
-  /** Attempts started. */
-  started: number;
-  /** Jobs that succeeded. */
-  succeeded: number;
-  /** Jobs that failed for good. */
-  failed: number;
-  /** Failed attempts that were retried. */
-  retried: number;
-  /** Jobs kept as dead letters. */
-  dead: number;
-  /** Jobs cancelled (handle, signal, purge, shutdown). */
-  cancelled: number;
-  /** Adds that returned the handle of a job already in use with the same id (not counted in `added`). */
-  deduplicated: number;
-}
-
-/** @internal A fresh set of counters, all zero. */
-export function zeroCounters(): WorkerCounters {
-  return { added: 0, started: 0, succeeded: 0, failed: 0, retried: 0, dead: 0, cancelled: 0, deduplicated: 0 };
-}
-
-/** One source's numbers. */
-export interface SourceStats {
-  /** Jobs waiting, due or delayed (`queue.length`). */
-  waiting: number;
-  /** Waiting jobs that are due (a redriven job waiting for its predecessor's handler to settle counts here). */
-  due: number;
-  /** Waiting jobs that are not due yet. */
-  delayed: number;
-  /** Its jobs running now. */
-  running: number;
-  /**
-   * How long its oldest due job has been waiting, ms, or `null` when none is due. In a FIFO
-   * source (its next job) exact to its batch of adds (one synchronous run); in a priority or
-   * keyed queue, measured on the sampled jobs and on the first job added to an empty source (so a
-   * stuck queue always shows), else an upper bound.
-   */
-  oldestDueAgeMs: number | null;
-  /** Counters of its jobs since it was bound. */
-  counters: WorkerCounters;
-  /** Its jobs' wait times, like the worker's `waitTime`. */
-  waitTime: TimingStats;
-  /** Its jobs' run times, like the worker's `runTime`. */
-  runTime: TimingStats;
-}
-
-/**
- * What `worker.stats()` returns.
- *
- * @example
- * ```ts
- * const { counters, waitTime, sources } = worker.stats();
- * console.log(counters.succeeded, waitTime.p99, sources.emails.oldestDueAgeMs);
- * ```
- */
-export interface WorkerStats {
-  /** The worker's name. */
-  name: string;
-  /** Its status. */
-  status: WorkerStatus;
-  /** Its concurrency. */
-  concurrency: number;
-  /** Slots in use. */
-  running: number;
-  /** Jobs waiting in every source, due or delayed. */
-  waiting: number;
-  /** Of those, not due yet. */
-  delayed: number;
-  /** Counters since creation. */
-  counters: WorkerCounters;
-  /** The largest `oldestDueAgeMs` of its sources, or `null`. */
-  oldestDueAgeMs: number | null;
-  /** Per source, by name. */
-  sources: Record<string, SourceStats>;
-  /** From add (or becoming due) to start, first attempts only, over the sampled jobs. */
-  waitTime: TimingStats;
-  /** From start to the handler settling, over the sampled jobs. */
-  runTime: TimingStats;
-  /** Past 256 jobs added in a second, about one job in this many is timed (see docs/observability.md, "stats()"). */
-  sampleEvery: number;
 }
 
 /**
@@ -308,18 +167,16 @@ export class Metrics {
   readonly run = new Timing();
 
   /**
-   * A sampled job starts at `now`: times its wait (first attempt only). Called for sampled jobs
-   * only (see {@link isSampled}); the shell holds the start time until {@link sampleEnd}.
+   * A sampled job starts at `now`, added at `addedAt` (its first attempt, the add time its lane
+   * kept: see `Core.takeAddTime`) or `undefined` (a retry, or none kept): times its wait. Called
+   * for sampled jobs only (see {@link isSampled}); the shell holds the start time until
+   * {@link sampleEnd}.
    */
-  sampleStart(job: JobRecord, now: number): void {
-    // A retry's add time was taken by its first attempt: no need to look for it.
-    if (job.attempts !== 1) return;
-    const addedAt = job.home.takeSampled(job);
-    if (addedAt !== undefined) {
-      // Waiting starts when the job is due: at add, or at its due time for a delayed job.
-      const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
-      recordBoth(this.wait, job.home.sampledTimings().wait, dueFor, weightOf(job));
-    }
+  sampleStart(job: JobRecord, now: number, addedAt: number | undefined): void {
+    if (addedAt === undefined) return;
+    // Waiting starts when the job is due: at add, or at its due time for a delayed job.
+    const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
+    recordBoth(this.wait, job.home.sampledTimings().wait, dueFor, weightOf(job));
   }
 
   /**
@@ -348,7 +205,8 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
   const sources: Record<string, SourceStats> = {};
   let oldest: number | null = null;
   let dueButHeld = 0;
-  for (const source of core.list) {
+  // The worker's lanes are its public sources, which keep the timings.
+  for (const source of core.list as readonly Source[]) {
     const age = source.oldestDueAgeMs(now);
     if (age !== null && (oldest === null || age > oldest)) oldest = age;
     // Delayed jobs whose time has come are due, though they may still wait in the delayed jobs

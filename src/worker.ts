@@ -14,7 +14,8 @@ import * as check from './internal/validate.js';
 import { followSignal } from './job-group.js';
 import { jobWithId } from './job-ids.js';
 import { checkKeysOptions, type KeysOptions } from './keys.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, State, UNTIMED, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
+import { abortSignalOf, deliverOutcome, newJobRecord, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
+import { State, UNTIMED } from './core/job-record.js';
 import { checkThreadCount, isThreadCrash, ThreadPool } from './pool/threads.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
@@ -24,7 +25,9 @@ import type { RemoteJobRecord } from './remote/remote-job.js';
 import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
 import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
-import { isTimed, Metrics, Sampler, snapshot, type WorkerStats } from './stats.js';
+import { Metrics, Sampler, snapshot, type WorkerStats } from './stats.js';
+import { isTimed } from './core/sampling.js';
+import { Timed } from './core/sampling.js';
 import type { Strategy } from './strategies/index.js';
 import { captureContext, inRootContext, type ContextScope } from './shell/async-context.js';
 import { Awaiter, isAwaitable } from './shell/awaiter.js';
@@ -120,12 +123,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly #awaiters: Awaiter[] = [];
   #bindCount = 0;
   #passScheduled = false;
-  /** The batch of adds in progress (see {@link #noteBatch}): the adds of one synchronous run. */
-  #addBatch = 1;
+  /** Set while a batch of adds (one synchronous run, see `Core.endAddBatch`) waits for its end. */
   #batchEnding = false;
   readonly #endBatch = (): void => {
     this.#batchEnding = false;
-    this.#addBatch++;
+    this.#core.endAddBatch();
   };
   readonly #promotionTask: () => void;
   #promotionScheduled = false;
@@ -327,7 +329,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // counted, not moved), and a pass starts it if a slot is free.
     // So do keys whose rate window has opened (the promotion lets them in, out of the heap the
     // timer was armed for): a pass starts them too.
-    if (core.promote(now) > 0 || core.promotionPending || core.dispatcher.timedKeys.length > 0) this.#schedulePass();
+    // A read changes nothing (SPEC 12): the pass moves them, if a slot is free.
+    if (core.delayed > 0 || core.dispatcher.timedKeys.length > 0) this.#schedulePass();
     return snapshot(this.name, core, this.#metrics, now);
   }
 
@@ -346,7 +349,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   purge(): number {
     let purged = 0;
     // A copy: a purged source that was closed or unsubscribed leaves the list at once.
-    for (const source of [...this.#core.list]) purged += source.purge();
+    for (const source of [...this.#core.list] as Source[]) purged += source.purge();
     return purged;
   }
 
@@ -374,7 +377,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     if (userId !== undefined) {
       const holder = jobWithId(source as Source, userId);
       // The dead job itself may hold it still (its timed-out handler runs): the redrive takes it over.
-      if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, holder.status);
+      if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, (holder as JobRecord).status);
     }
     const key = origin.job.key;
     const refused = source.refusal(1, key);
@@ -394,7 +397,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       core.hold(job, origin.job, now);
       // Timed as any add is (its run, with its weight); its wait is not: it joins later.
       this.#sampler.saw(now);
-      this.#sampler.pick(job);
+      core.timeHeld(job, this.#sampler.pick(job));
       this.#busy = true;
     } else {
       job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
@@ -616,17 +619,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     return {
       admit: (job) => {
         const core = this.#core;
-        const source = job.home;
-        job.scope = this.#remoteScopes?.get(source as RemoteSource<T, R>);
-        const wasEmpty = source.length === 0;
+        job.scope = this.#remoteScopes?.get(job.home as RemoteSource<T, R>);
         const now = this.#clock.now();
         this.#sampler.saw(now);
-        const sampled = this.#sampler.pick(job);
-        core.created(source);
-        core.admit(job, undefined, UNTIMED); // a remote source holds no timed job: add order places it
-        if (wasEmpty) source.noteFirst(job, now);
-        if (sampled) source.noteSampled(job, now);
-        if (this.#firstOfBatch(source)) this.#noteBatch(source, job, now);
+        core.created(job.home);
+        // A remote source holds no timed job: add order places it.
+        if (core.admit(job, undefined, now, this.#sampler.pick(job))) this.#endAddBatchWithRun();
         this.#busy = true;
         if (core.phase === Phase.Started) this.#schedulePass();
       },
@@ -695,7 +693,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Adds one job (the source has checked its options and room). */
   #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<D, Q> {
-    if (parsed === undefined) return this.#addPlain(source, data, priority, key);
     const core = this.#core;
     const job = this.#newJob(source, data, priority, parsed, key);
     let runAt: number | undefined;
@@ -713,21 +710,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         now = this.#wallOffset.now;
       }
     }
-    // A job due on add needs no timestamp when add order alone places it (its source holds no
-    // timed job), and the clock is read only when something needs it.
-    const wasEmpty = source.length === 0;
-    const timed = runAt !== undefined || source.timed > 0;
-    // A delayed job carries its due time: only jobs due on add need their batch noted.
-    const firstOfBatch = runAt === undefined && this.#firstOfBatch(source);
-    if (now === UNTIMED && (timed || wasEmpty || firstOfBatch)) now = this.#clock.now();
+    // The clock is read only when something needs it (see `Core.admitNeedsTime`).
+    if (now === UNTIMED && core.admitNeedsTime(source, false)) now = this.#clock.now();
     // A reading taken anyway may open a new second of timing in full, for this job already.
     if (now !== UNTIMED) this.#sampler.saw(now);
-    const sampled = this.#sampler.pick(job);
-    if (sampled && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
-    core.admit(job, runAt, timed ? now : UNTIMED);
-    if (wasEmpty) source.noteFirst(job, now);
-    if (sampled) source.noteSampled(job, now);
-    if (firstOfBatch) this.#noteBatch(source, job, now);
+    const timing = this.#sampler.pick(job);
+    if (timing !== Timed.No && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
+    if (core.admit(job, runAt, now, timing)) this.#endAddBatchWithRun();
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#busy = true;
     if (core.phase === Phase.Started) this.#schedulePass();
@@ -759,31 +748,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     job.home.progressed(job, value);
   }
 
-  /**
-   * `add` without options, the common case: a job due now, with no signal and no extras. The
-   * clock is read only when something needs the time: its source holds a timed job (add order
-   * alone no longer places it), it is the first into an empty source, or it is sampled.
-   */
-  #addPlain<D, Q>(source: Source<D, Q>, data: D, priority: number, key: string | undefined): JobRecord<D, Q> {
-    const core = this.#core;
-    const job = this.#newJob(source, data, priority, undefined, key);
-    const wasEmpty = source.length === 0;
-    const timed = source.timed > 0;
-    const firstOfBatch = this.#firstOfBatch(source);
-    let now = timed || wasEmpty || firstOfBatch ? this.#clock.now() : UNTIMED;
-    // A reading taken anyway may open a new second of timing in full, for this job already.
-    if (now !== UNTIMED) this.#sampler.saw(now);
-    const sampled = this.#sampler.pick(job);
-    if (sampled && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
-    core.admitDue(job, timed ? now : UNTIMED);
-    if (wasEmpty) source.noteFirst(job, now);
-    if (sampled) source.noteSampled(job, now);
-    if (firstOfBatch) this.#noteBatch(source, job, now);
-    this.#busy = true;
-    if (core.phase === Phase.Started) this.#schedulePass();
-    return job;
-  }
-
   #cancel(job: JobRecord, reason: unknown): boolean {
     if (!this.#core.cancel(job, reason)) return false;
     this.#settle();
@@ -798,18 +762,11 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   // ---------------------------------------------------------------- decision passes
 
-  /** Whether a job due on add to `source` now is the first of this batch there that it notes (FIFO sources only). */
-  #firstOfBatch(source: Source): boolean {
-    return source.notesBatches && source.batchNoted !== this.#addBatch;
-  }
-
   /**
-   * `job`, added at `now`, is the first of this batch of adds (one synchronous run) in `source`:
-   * the source notes its time, for the age of its oldest due job (`Source.noteBatch`). The batch
-   * ends with the run: one microtask per batch, not per add.
+   * The core noted the first job of a batch of adds (one synchronous run) in a FIFO source, for
+   * the age of its oldest due job: the batch ends with the run, one microtask per batch, not per add.
    */
-  #noteBatch(source: Source, job: JobRecord, now: number): void {
-    source.noteBatch(job, now, this.#addBatch);
+  #endAddBatchWithRun(): void {
     if (this.#batchEnding) return;
     this.#batchEnding = true;
     queueMicrotask(this.#endBatch);
@@ -844,7 +801,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
       if (core.phase === Phase.Started) {
         core.promote(now);
-        for (let job = core.next(now); job !== undefined; job = core.next(now)) {
+        for (let job = core.next(now) as JobRecord | undefined; job !== undefined; job = core.next(now) as JobRecord | undefined) {
           // In the context of the add that made the job (SPEC 13), whoever started it.
           const scope = job.scope;
           if (scope === undefined) this.#begin(job);
@@ -885,7 +842,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const core = this.#core;
     let expired = false;
     for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
-      const job = deadline.job;
+      const job = deadline.job as JobRecord;
       const error = new TimeoutError(deadline.ms, job.id);
       // The retry hooks are user code: they run before the transition and hand their answer in.
       const delay = core.needsVerdict(job) ? this.#retryVerdict(job, error) : -1;
@@ -908,7 +865,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     let startedAt = UNTIMED;
     if (isTimed(job)) {
       startedAt = this.#clock.now();
-      this.#metrics.sampleStart(job, startedAt);
+      // A retry's add time was taken by its first attempt: no need to look for it.
+      this.#metrics.sampleStart(job, startedAt, job.attempts === 1 ? this.#core.takeAddTime(job) : undefined);
     }
     let result: unknown;
     try {
@@ -1040,7 +998,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #drainNotes(): void {
     const outbox = this.#core.outbox;
     for (let note = outbox.next(); note !== -1; note = outbox.next()) {
-      const job = outbox.job;
+      const job = outbox.job as JobRecord; // every job of a worker is its handle
       const value = outbox.value;
       const n = outbox.n;
       // A job's notes are acted on in its context (SPEC 13): its events, its signal's abort.

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DelayedJobs } from '../src/internal/due-jobs.js';
-import { type JobRecord, State } from '../src/job.js';
+import type { JobRecord } from '../src/job.js';
+import { State } from '../src/core/job-record.js';
 import { Rng } from './sim/prng.js';
 
 /** Just the fields the delayed jobs read. */
@@ -49,7 +50,7 @@ describe('DelayedJobs', () => {
         const out: JobRecord[] = [];
         expect(delayed.nextDueAt()).toBe((live[0] as JobRecord).dueAt);
         expect(delayed.shiftDue((live[0] as JobRecord).dueAt - 1)).toBeUndefined();
-        for (let job = delayed.shiftDue(Infinity); job !== undefined; job = delayed.shiftDue(Infinity)) out.push(job);
+        for (let job = delayed.shiftDue(Infinity); job !== undefined; job = delayed.shiftDue(Infinity)) out.push(job as JobRecord);
         expect(out.map((job) => job.seq)).toEqual(live.map((job) => job.seq));
         expect(delayed.length).toBe(0);
         expect(delayed.nextDueAt()).toBe(Infinity);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { KeyFifo } from '../src/core/keys/key-fifo.js';
 import { COMPACT_MIN, earlierDue, FifoDueJobs } from '../src/internal/due-jobs.js';
-import { KeyedJobRecord, State } from '../src/job.js';
+import { KeyedJobRecord } from '../src/job.js';
+import { State } from '../src/core/job-record.js';
 import type { Source } from '../src/source.js';
 import { Rng } from './sim/prng.js';
 

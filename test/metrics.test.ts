@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat, { type ParsedFamily, type ParsedSample } from 'parse-prometheus-text-format';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SAMPLE_EVERY } from '../src/stats.js';
+import { SAMPLE_EVERY } from '../src/core/sampling.js';
 import { createAdminHandler, Registry, Worker, type Job, type SourceView, type Strategy, type WorkerStats } from '../src/index.js';
 import { sleep, useVirtualTime } from './helpers.js';
 import { closeServer } from './support/http-server.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SampledAdds } from '../src/internal/sampled-adds.js';
-import { type JobRecord, UNTIMED } from '../src/job.js';
+import type { JobRecord } from '../src/job.js';
+import { UNTIMED } from '../src/core/job-record.js';
 import { Rng } from './sim/prng.js';
 
 /** What `SampledAdds` reads of a job: its add order and its due time. */

@@ -2,11 +2,14 @@ import type { Clock } from '../clock.js';
 import { DeadLetterStore } from '../dead-letters.js';
 import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
 import { claimId, releaseId } from '../job-ids.js';
-import { CancelReason, State, UNTIMED, type JobProgress, type JobRecord } from '../job.js';
-import type { Source } from '../source.js';
+import { CancelReason, State, STATUS, UNTIMED, type CoreJob } from './job-record.js';
+import { isTimed, Timed } from './sampling.js';
+import type { JobProgress } from '../api/jobs.js';
+import type { Lane } from './lane.js';
 import type { RemoteJobRecord } from '../remote/remote-job.js';
 import type { Picker } from '../strategies/strategy.js';
-import { type WorkerCounters, zeroCounters } from '../stats.js';
+import type { WorkerCounters } from '../api/stats.js';
+import { zeroCounters } from './counters.js';
 import { Deadline, Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
@@ -36,8 +39,8 @@ export interface CoreConfig {
 
 /** What `redrive` needs to put a dead letter back. @internal */
 export interface Origin {
-  job: JobRecord;
-  source: Source;
+  job: CoreJob;
+  source: Lane;
   priority: number;
 }
 
@@ -78,6 +81,8 @@ export class Core {
   haltError: InvariantError | undefined = undefined;
   readonly #timeout: number | undefined;
   #phase: Phase;
+  /** The batch of adds in progress (see {@link endAddBatch}). */
+  #addBatch = 1;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   #timedOutable = 0;
   readonly #promotion: Promotion;
@@ -102,7 +107,7 @@ export class Core {
   }
 
   /** Every bound source in list order. */
-  get list(): readonly Source[] {
+  get list(): readonly Lane[] {
     return this.dispatcher.list;
   }
 
@@ -161,17 +166,17 @@ export class Core {
     this.names.add(name);
   }
 
-  bind(source: Source): void {
+  bind(source: Lane): void {
     this.dispatcher.bind(source);
   }
 
   /** The source takes no more jobs and leaves the list once nothing of it waits or runs. */
-  retire(source: Source): void {
+  retire(source: Lane): void {
     source.retiring = true;
     this.#retireIfDrained(source);
   }
 
-  #retireIfDrained(source: Source): void {
+  #retireIfDrained(source: Lane): void {
     if (source.retiring && source.index >= 0 && source.running === 0 && source.length === 0) {
       this.dispatcher.unbind(source);
       this.names.delete(source.name);
@@ -181,65 +186,112 @@ export class Core {
   // ---------------------------------------------------------------- jobs arrive
 
   /** A job was made for `source` by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
-  created(source: Source): void {
+  created(source: Lane): void {
     this.counters.added++;
     source.counters.added++;
   }
 
   /** An add to `source` found its id in use there and returned the existing job instead. */
-  deduplicate(source: Source): void {
+  deduplicate(source: Lane): void {
     this.counters.deduplicated++;
     source.counters.deduplicated++;
   }
 
   /**
-   * A job joins its source: due at `runAt` (monotonic ms) or now. `now` is {@link UNTIMED} when the
-   * shell did not read the clock, which it may skip only for a job due now into a source that
-   * holds no timed job: add order alone then places it.
+   * Whether admitting a job into `lane` needs the time (the shell then reads the clock before
+   * {@link admit}): it is delayed, a timed job waits there (add order alone no longer places a
+   * job due now), the lane is empty (its first job's add time is kept for its age), or it is the
+   * first job due on add of this batch of adds in a FIFO lane (see {@link endAddBatch}).
    */
-  admit(job: JobRecord, runAt: number | undefined, now: number): void {
-    const source = job.home;
-    const delayed = runAt !== undefined && runAt > now;
-    job.dueAt = delayed ? runAt : now;
-    if (job.dueAt !== UNTIMED) source.timed++;
-    const ext = job.ext;
-    if (ext !== undefined) {
-      if (ext.timeout !== undefined) this.#timedOutable++;
-      if (ext.id !== undefined) claimId(job, ext.id);
-    }
-    this.waiting++;
-    if (delayed) {
-      job.state = State.Delayed;
-      if (job.dueAt <= source.delayed.horizon) this.catchUp(source); // as in #retry
-      source.delayed.push(job);
-      this.delayed++;
-    } else {
-      job.state = State.Waiting;
-      source.due.pushFresh(job);
-    }
-    if (!source.inEligible) this.dispatcher.touch(source);
+  admitNeedsTime(lane: Lane, delayed: boolean): boolean {
+    return delayed || lane.timed > 0 || lane.length === 0 || (lane.ages.notesBatches && lane.ages.batchNoted !== this.#addBatch);
   }
 
   /**
-   * {@link admit} for a new job due now that has no extras (an `add` without options): it is
-   * already waiting, and needs no branch for a due time or a timeout of its own.
+   * A new job joins its lane: due at `runAt` (monotonic ms) or now. `now` is the clock's reading,
+   * or {@link UNTIMED} when the shell did not read it, which it may skip when
+   * {@link admitNeedsTime} says so and the job is not timed: add order alone then places it.
+   * `timing` is how the stats time it (the shell's sampler decides). Returns whether it was the
+   * first of a batch of adds noted in its lane: the shell then ends the batch with its run
+   * (see {@link endAddBatch}).
    */
-  admitDue(job: JobRecord, now: number): void {
-    const source = job.home;
-    if (now !== UNTIMED) {
-      job.dueAt = now;
-      source.timed++;
+  admit(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
+    const lane = job.home;
+    const wasEmpty = lane.length === 0;
+    const ext = job.ext;
+    let firstOfBatch = false;
+    if (runAt === undefined && ext === undefined) {
+      // The common case (an add without options): due now, with no id and no timeout of its own.
+      if (lane.timed > 0) {
+        job.dueAt = now;
+        lane.timed++;
+      }
+      this.waiting++;
+      lane.due.pushFresh(job);
+    } else {
+      const delayed = runAt !== undefined && runAt > now;
+      job.dueAt = delayed ? runAt : runAt !== undefined || lane.timed > 0 ? now : UNTIMED;
+      if (job.dueAt !== UNTIMED) lane.timed++;
+      if (ext !== undefined) {
+        if (ext.timeout !== undefined) this.#timedOutable++;
+        if (ext.id !== undefined) claimId(job, ext.id);
+      }
+      this.waiting++;
+      if (delayed) {
+        job.state = State.Delayed;
+        if (job.dueAt <= lane.delayed.horizon) this.catchUp(lane); // as in #retry
+        lane.delayed.push(job);
+        this.delayed++;
+      } else {
+        job.state = State.Waiting;
+        lane.due.pushFresh(job);
+      }
     }
-    this.waiting++;
-    source.due.pushFresh(job);
-    if (!source.inEligible) this.dispatcher.touch(source);
+    if (now !== UNTIMED) {
+      const ages = lane.ages;
+      if (wasEmpty) ages.noteFirst(job, now);
+      if (job.state === State.Waiting && ages.notesBatches && ages.batchNoted !== this.#addBatch) {
+        ages.noteBatch(job, now, this.#addBatch, lane.due.peek());
+        firstOfBatch = true;
+      }
+      if (timing !== Timed.No) {
+        if (timing === Timed.InFull) job.timeInFull();
+        ages.noteSampled(job, now);
+      }
+    }
+    if (!lane.inEligible) this.dispatcher.touch(lane);
+    return firstOfBatch;
+  }
+
+  /** The synchronous run of adds that {@link admit} noted a batch of is over: the next add starts another. */
+  endAddBatch(): void {
+    this.#addBatch++;
+  }
+
+  /**
+   * A timed job starts its first attempt: its add time is taken from its lane's record (which
+   * then forgets it), for its wait time; `undefined` if the lane kept none.
+   */
+  takeAddTime(job: CoreJob): number | undefined {
+    return job.home.ages.takeSampled(job);
+  }
+
+  /** Whether producers wait for `lane` to shrink (`onSizeLessThan`): while they do, each shrink is noted. */
+  watchSize(lane: Lane, watched: boolean): void {
+    lane.sizeWatched = watched;
+  }
+
+  /** A remote lane's engine became unreachable (it gives no job) or reachable again. */
+  setReachable(lane: Lane, reachable: boolean): void {
+    lane.unreachable = !reachable;
+    this.dispatcher.touch(lane);
   }
 
   /**
    * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
-  hold(job: JobRecord, blocker: JobRecord, now: number): void {
+  hold(job: CoreJob, blocker: CoreJob, now: number): void {
     const ext = job.extras();
     ext.held = true;
     ext.heldBehind = blocker;
@@ -250,12 +302,17 @@ export class Core {
     this.waiting++;
   }
 
+  /** A held redrive is timed as `timing` says (its run only: its wait starts when it joins). */
+  timeHeld(job: CoreJob, timing: Timed): void {
+    if (timing === Timed.InFull) job.timeInFull();
+  }
+
   /**
    * A held redrive leaves without joining (cancelled, purged): the id it took over goes back to
    * the job it waited for, whose handler still runs, so the id stays in use until that handler
    * returns (SPEC 5).
    */
-  #giveIdBack(job: JobRecord): void {
+  #giveIdBack(job: CoreJob): void {
     const ext = job.extras();
     const blocker = ext.heldBehind;
     ext.heldBehind = undefined;
@@ -264,7 +321,7 @@ export class Core {
   }
 
   /** A job whose `signal` had already aborted when it was added: it settles cancelled and never joins its source. */
-  cancelAtAdd(job: JobRecord, reason: unknown): void {
+  cancelAtAdd(job: CoreJob, reason: unknown): void {
     this.#settleCancelled(job, reason, false);
     this.counters.cancelled++;
     job.home.counters.cancelled++;
@@ -303,7 +360,7 @@ export class Core {
    * source became eligible (the shell then runs a pass: the keys let in left the heap that the
    * worker's timer was armed for).
    */
-  advanceKeys(source: Source, now: number): boolean {
+  advanceKeys(source: Lane, now: number): boolean {
     const was = source.inEligible;
     source.keys?.advance(now);
     this.dispatcher.touch(source);
@@ -314,7 +371,7 @@ export class Core {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
     for (let i = 0; i < timedKeys.length; i++) {
-      const source = timedKeys[i] as Source;
+      const source = timedKeys[i] as Lane;
       source.keys?.advance(now);
       this.dispatcher.touch(source);
     }
@@ -355,7 +412,7 @@ export class Core {
    * Moves every due job `source` still holds in its delayed heap into its due order, for a
    * strategy that reads the source's length (SPEC 4: the lengths as they are).
    */
-  catchUp(source: Source): void {
+  catchUp(source: Lane): void {
     this.delayed -= this.#promotion.catchUp(source);
   }
 
@@ -367,7 +424,7 @@ export class Core {
    * eligible. The start is the job's only consequence, so no note is recorded: the shell emits
    * `active` for the job returned (the hot path's one event, without a round through the outbox).
    */
-  next(now: number): JobRecord | undefined {
+  next(now: number): CoreJob | undefined {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     if (this.#promotion.continuing) {
       // A burst of due jobs is still moving into a source that needs them all before it gives
@@ -384,15 +441,15 @@ export class Core {
     // move first (none by now: `orderBacklog` moved them, this is the rule it keeps).
     if (source.due.needsEveryDue && source.delayed.horizon !== -Infinity) this.catchUp(source);
     const keys = source.keys;
-    const job = (keys === undefined ? source.due.shift() : keys.take(now)) as JobRecord;
+    const job = (keys === undefined ? source.due.shift() : keys.take(now)) as CoreJob;
     if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
     if (!job.claim()) {
       throw new InvariantError(
         'attempt-starts-once',
-        `job ${job.id} of source "${source.name}" was taken while ${job.status}${job.inFlight ? ' and in flight' : ''}`,
+        `job ${job.id} of source "${source.name}" was taken while ${STATUS[job.state]}${job.inFlight ? ' and in flight' : ''}`,
       );
     }
-    if (job === source.firstIntoEmpty) source.firstIntoEmpty = undefined; // only its add time is needed now
+    if (job === source.ages.firstIntoEmpty) source.ages.firstIntoEmpty = undefined; // only its add time is needed now
     source.running++;
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
@@ -409,7 +466,7 @@ export class Core {
       job.extras().deadline = deadline;
       this.deadlines.add(deadline);
     }
-    if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
+    if (source.sizeWatched) this.outbox.record(Note.Shrunk, undefined, source, 0);
     return job;
   }
 
@@ -419,7 +476,7 @@ export class Core {
    * Whether a failure of `job`'s attempt needs a retry verdict from the shell: the job is still
    * running as far as its handle knows, and no timeout has already decided for this attempt.
    */
-  needsVerdict(job: JobRecord): boolean {
+  needsVerdict(job: CoreJob): boolean {
     // A remote job's engine owns its retries (SPEC 9): the worker's retry hooks are not asked.
     return job.state === State.Running && job.ext?.attemptFailed !== true && !job.home.isRemote;
   }
@@ -430,7 +487,7 @@ export class Core {
    * hot path's other event, without a round through the outbox). Otherwise (cancelled, failed or
    * retried by a timeout) the notes say what happened.
    */
-  succeed(job: JobRecord, value: unknown, now: number): boolean {
+  succeed(job: CoreJob, value: unknown, now: number): boolean {
     this.#endAttempt(job);
     let completed = false;
     if (job.state === State.Running) {
@@ -453,7 +510,7 @@ export class Core {
    * packed state and its slot is freed. Anything else (it was cancelled meanwhile) takes the
    * general path.
    */
-  succeedPlain(job: JobRecord, value: unknown): boolean {
+  succeedPlain(job: CoreJob, value: unknown): boolean {
     if (!job.runningInFlight) return this.succeed(job, value, UNTIMED);
     job.succeedInFlight();
     job.value = value;
@@ -472,7 +529,7 @@ export class Core {
    * (from {@link retryDelay}): the wait before the next attempt, or -1 to fail for good.
    * `wallNow` (epoch ms) dates a dead letter.
    */
-  fail(job: JobRecord, error: unknown, delay: number, now: number, wallNow: number): void {
+  fail(job: CoreJob, error: unknown, delay: number, now: number, wallNow: number): void {
     this.#endAttempt(job);
     if (job.state === State.Running) {
       if (job.ext?.attemptFailed === true) this.#retryAfterTimeout(job, now);
@@ -503,21 +560,21 @@ export class Core {
     }
   }
 
-  #endAttempt(job: JobRecord): void {
+  #endAttempt(job: CoreJob): void {
     const deadline = job.ext?.deadline;
     if (deadline !== undefined) {
       this.deadlines.remove(deadline);
-      (job.ext as NonNullable<JobRecord['ext']>).deadline = undefined;
+      (job.ext as NonNullable<CoreJob['ext']>).deadline = undefined;
     }
   }
 
-  #retryAfterTimeout(job: JobRecord, now: number): void {
+  #retryAfterTimeout(job: CoreJob, now: number): void {
     const ext = job.extras();
     this.#retry(job, ext.attemptError, ext.retryDelay, now);
   }
 
   /** Puts the job back as a delayed job of its own source, even at capacity or closed: it is not a new job. */
-  #retry(job: JobRecord, error: unknown, delay: number, now: number): void {
+  #retry(job: CoreJob, error: unknown, delay: number, now: number): void {
     const source = job.home;
     job.state = State.Delayed;
     job.dueAt = now + delay;
@@ -534,7 +591,7 @@ export class Core {
     this.outbox.record(Note.Retrying, job, error, delay);
   }
 
-  #failForGood(job: JobRecord, error: unknown, wallNow: number): void {
+  #failForGood(job: CoreJob, error: unknown, wallNow: number): void {
     job.state = State.Failed;
     job.value = error;
     const source = job.home;
@@ -580,7 +637,7 @@ export class Core {
   }
 
   /** Frees the slot of a job whose handler has settled, and lets in a redrive held behind it. */
-  #release(job: JobRecord, now: number): void {
+  #release(job: CoreJob, now: number): void {
     if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
     job.inFlight = false;
     const source = job.home;
@@ -602,7 +659,7 @@ export class Core {
   }
 
   /** One slot of the worker and of `source` is free again. */
-  #freeSlot(source: Source): void {
+  #freeSlot(source: Lane): void {
     source.running--;
     this.slotsInUse--;
     if (this.slotsInUse < 0 || source.running < 0) {
@@ -613,7 +670,7 @@ export class Core {
     }
   }
 
-  #admitHeld(job: JobRecord, now: number): void {
+  #admitHeld(job: CoreJob, now: number): void {
     const ext = job.extras();
     if (!ext.held || job.state !== State.Waiting) return;
     ext.held = false;
@@ -623,19 +680,19 @@ export class Core {
     // Always with the time: it is due from now on, and its add order (from the redrive) is older
     // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
-    this.admit(job, undefined, now);
+    this.admit(job, now, now, Timed.No);
   }
 
   // ---------------------------------------------------------------- keys (SPEC 10)
 
   /** Pauses key `name` of a keyed queue (`weight`: the shell's answer of `keys.weight`, should the key become active now). */
-  pauseKey(source: Source, name: string, weight: number): void {
+  pauseKey(source: Lane, name: string, weight: number): void {
     source.keys?.pause(name, weight);
     this.dispatcher.touch(source);
   }
 
   /** Resumes key `name`; returns whether a job of it may start now (the shell then runs a pass). */
-  resumeKey(source: Source, name: string): boolean {
+  resumeKey(source: Lane, name: string): boolean {
     const ready = source.keys?.resume(name) === true;
     this.dispatcher.touch(source);
     return ready;
@@ -649,7 +706,7 @@ export class Core {
    * `progress`); a late report changes nothing, and neither does one from an attempt that has
    * timed out and whose handler still runs before the retry (it is between two attempts).
    */
-  progress(job: JobRecord, value: JobProgress): boolean {
+  progress(job: CoreJob, value: JobProgress): boolean {
     if (job.state !== State.Running || !job.inFlight || job.ext?.attemptFailed === true) return false;
     job.extras().progress = value;
     return true;
@@ -661,7 +718,7 @@ export class Core {
    * Cancels `job`: a waiting one leaves its source, a running one keeps its slot until its
    * handler settles (the shell aborts its signal). Returns false if it had already settled.
    */
-  cancel(job: JobRecord, reason: unknown): boolean {
+  cancel(job: CoreJob, reason: unknown): boolean {
     const state = job.state;
     if (state >= State.Succeeded) return false;
     const running = state === State.Running;
@@ -686,7 +743,7 @@ export class Core {
       this.waiting--;
       if (job.dueAt !== UNTIMED) source.timed--;
       if (job.ext?.timeout !== undefined) this.#timedOutable--;
-      source.forget(job);
+      source.ages.forget(job, isTimed(job));
       this.#shrunk(source);
     }
     if (!running) releaseId(job); // a running one keeps its id until its handler returns
@@ -700,10 +757,10 @@ export class Core {
    * Removes every waiting job of `source` (due, delayed, held). Every job is settled before any
    * note: a `cancelled` listener that cancels another of them (or purges again) finds it settled.
    */
-  purge(source: Source, key?: string): number {
+  purge(source: Lane, key?: string): number {
     const keys = source.keys;
-    let jobs: JobRecord[];
-    let delayed: JobRecord[];
+    let jobs: CoreJob[];
+    let delayed: CoreJob[];
     if (keys === undefined) {
       jobs = source.due.drain();
       delayed = source.delayed.drain();
@@ -715,21 +772,21 @@ export class Core {
     for (const job of delayed) jobs.push(job);
     if (key === undefined) {
       source.timed = 0;
-      source.forgetWaiting();
+      source.ages.forgetWaiting();
     } else {
       // One key's jobs (SPEC 10): the other keys' jobs still wait.
       for (const job of jobs) {
         if (job.dueAt !== UNTIMED) source.timed--;
         job.state = State.Cancelled; // before forget, which prunes what has left
       }
-      for (const job of jobs) source.forget(job);
+      for (const job of jobs) source.ages.forget(job, isTimed(job));
     }
     for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
     const held = source.held;
     if (held !== undefined) {
       for (const job of held) {
         if (key !== undefined && job.key !== key) continue;
-        (job.ext as NonNullable<JobRecord['ext']>).held = false; // never joins now
+        (job.ext as NonNullable<CoreJob['ext']>).held = false; // never joins now
         this.#giveIdBack(job);
         held.delete(job);
         jobs.push(job);
@@ -754,7 +811,7 @@ export class Core {
    * that lapsed): it leaves like a handed-back job (no note, not counted as cancelled), and is not
    * released either: the engine gives it out again, or has already. Returns whether it left.
    */
-  dropClaimed(job: JobRecord): boolean {
+  dropClaimed(job: CoreJob): boolean {
     if (job.state !== State.Waiting) return false;
     const source = job.home;
     job.state = State.Cancelled;
@@ -763,7 +820,7 @@ export class Core {
     this.waiting--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (job.ext?.timeout !== undefined) this.#timedOutable--;
-    source.forget(job);
+    source.ages.forget(job, isTimed(job));
     releaseId(job);
     this.#shrunk(source);
     return true;
@@ -775,11 +832,11 @@ export class Core {
    * cancelled: nobody was handed them (no `active`, no handle), and the engine gives them out
    * again.
    */
-  handBack(source: Source): JobRecord[] {
+  handBack(source: Lane): CoreJob[] {
     const jobs = source.due.drain();
     this.waiting -= jobs.length;
     source.timed = 0;
-    source.forgetWaiting();
+    source.ages.forgetWaiting();
     for (const job of jobs) {
       job.state = State.Cancelled;
       job.value = CancelReason.of('handed back to its engine');
@@ -793,15 +850,15 @@ export class Core {
    * waiting jobs take seconds: unless a signal (running) or a promise needs it now, keep only the
    * reason and make the `CancelledError` on demand.
    */
-  #settleCancelled(job: JobRecord, reason: unknown, running: boolean): void {
+  #settleCancelled(job: CoreJob, reason: unknown, running: boolean): void {
     // The error first: describing the reason may call its toString (user code), before any change.
     job.value = running || job.promised !== undefined ? new CancelledError(reason) : CancelReason.of(reason);
     job.state = State.Cancelled;
   }
 
-  #shrunk(source: Source): void {
+  #shrunk(source: Lane): void {
     this.dispatcher.touch(source);
-    if (source.sizeWaiters !== undefined) this.outbox.record(Note.Shrunk, undefined, source, 0);
+    if (source.sizeWatched) this.outbox.record(Note.Shrunk, undefined, source, 0);
     this.#retireIfDrained(source);
   }
 }

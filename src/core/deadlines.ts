@@ -1,4 +1,4 @@
-import type { JobRecord } from '../job.js';
+import type { CoreJob } from './job-record.js';
 
 /**
  * The deadline of one running attempt that has a timeout. Made only for jobs with a `timeout`
@@ -9,12 +9,12 @@ import type { JobRecord } from '../job.js';
 export class Deadline {
   /** When the attempt times out, on the core's clock. */
   readonly at: number;
-  readonly job: JobRecord;
+  readonly job: CoreJob;
   /** The timeout in ms, for the error message. */
   readonly ms: number;
   /** Position in the heap, or -1 once removed. */
   index = -1;
-  constructor(at: number, job: JobRecord, ms: number) {
+  constructor(at: number, job: CoreJob, ms: number) {
     this.at = at;
     this.job = job;
     this.ms = ms;

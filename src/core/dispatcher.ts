@@ -1,5 +1,5 @@
 import { InvariantError } from '../errors.js';
-import { sourceOfView, type Source } from '../source.js';
+import { laneOfView, type Lane } from './lane.js';
 import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../strategies/fast.js';
 import type { Picker, SourceView } from '../strategies/strategy.js';
 import { EligibleSet } from './eligible-set.js';
@@ -15,7 +15,7 @@ import { safeString } from '../internal/describe.js';
  */
 export class Dispatcher {
   /** Every bound source in list order. */
-  readonly list: Source[] = [];
+  readonly list: Lane[] = [];
   /**
    * Their views, same order: what the strategy gets. Frozen, and made anew at each bind and
    * unbind, so that a strategy that sorts or splices the list it was given (plain JavaScript
@@ -27,7 +27,7 @@ export class Dispatcher {
   /** Bound sources with a rate limit (their own or per key): while any exists, decisions depend on the time. */
   rateLimited = 0;
   /** Bound keyed queues with a per-key rate limit: time passing can let their keys run (see `KeyedJobs.advance`). */
-  readonly timedKeys: Source[] = [];
+  readonly timedKeys: Lane[] = [];
   /**
    * The eligible sources by list position, kept up to date as they change ({@link touch}) and
    * as rate windows open (at each {@link choose}): "is any source eligible" is its size.
@@ -46,7 +46,7 @@ export class Dispatcher {
    * The source of the last job started without asking the picker (one source bound), until the
    * picker is next asked and told of it through its optional `served`.
    */
-  #servedUnasked: Source | undefined = undefined;
+  #servedUnasked: Lane | undefined = undefined;
 
   constructor(picker: Picker, strategyName: string) {
     this.#picker = picker;
@@ -55,7 +55,7 @@ export class Dispatcher {
   }
 
   /** Inserts a source at its place: by priority number, unranked last, bind order among equals. */
-  bind(source: Source): void {
+  bind(source: Lane): void {
     const list = this.list;
     let at = list.length;
     const priority = source.priority;
@@ -75,7 +75,7 @@ export class Dispatcher {
   }
 
   /** Takes a source out of the list. */
-  unbind(source: Source): void {
+  unbind(source: Lane): void {
     const at = this.list.indexOf(source);
     if (at < 0) return;
     if (source.inEligible) {
@@ -102,13 +102,13 @@ export class Dispatcher {
    * source bound there is nothing to choose; otherwise the strategy picks (SPEC 4), and what it
    * returns is checked: a broken invariant throws {@link InvariantError}.
    */
-  choose(now: number): Source | undefined {
+  choose(now: number): Lane | undefined {
     this.now = now;
     if (this.#rateHeld.length > 0 && this.#rateHeld.nextAt() <= now) this.#openWindows();
     if (this.eligible.size === 0) return undefined;
     const list = this.list;
     if (list.length === 1) {
-      const only = list[0] as Source;
+      const only = list[0] as Lane;
       this.#servedUnasked = only;
       return only;
     }
@@ -121,7 +121,7 @@ export class Dispatcher {
    * O(1) plus the picker's bookkeeping. A rate window that is closed at the time of the last
    * decision keeps it out until the window opens ({@link choose} lets it in then).
    */
-  touch(source: Source): void {
+  touch(source: Lane): void {
     const at = source.index;
     if (at < 0) return;
     let eligible =
@@ -147,11 +147,11 @@ export class Dispatcher {
    * The eligible sources at `now` as kept (brought up to date for the time first), in list order:
    * for checks (the simulator compares them with a recomputation from scratch).
    */
-  eligibleAt(now: number): Source[] {
+  eligibleAt(now: number): Lane[] {
     this.now = now;
     this.#openWindows();
-    const kept: Source[] = [];
-    for (let at = this.eligible.first(); at >= 0; at = this.eligible.nextFrom(at + 1)) kept.push(this.list[at] as Source);
+    const kept: Lane[] = [];
+    for (let at = this.eligible.first(); at >= 0; at = this.eligible.nextFrom(at + 1)) kept.push(this.list[at] as Lane);
     for (const source of this.list) {
       if (source.inEligible !== this.eligible.has(source.index)) {
         throw new InvariantError('eligible-set', `source "${source.name}" is ${source.inEligible ? '' : 'not '}marked eligible against the set`);
@@ -177,7 +177,7 @@ export class Dispatcher {
   #rebuild(): void {
     const list = this.list;
     this.eligible.reset(list.length);
-    for (let i = 0; i < list.length; i++) if ((list[i] as Source).inEligible) this.eligible.add(i);
+    for (let i = 0; i < list.length; i++) if ((list[i] as Lane).inEligible) this.eligible.add(i);
   }
 
   /**
@@ -204,10 +204,10 @@ export class Dispatcher {
     return at;
   }
 
-  #pick(now: number): Source {
+  #pick(now: number): Lane {
     this.now = now;
     let view: SourceView | undefined;
-    let source: Source | undefined;
+    let source: Lane | undefined;
     try {
       const unasked = this.#servedUnasked;
       if (unasked !== undefined) {
@@ -218,7 +218,7 @@ export class Dispatcher {
       if (fast !== undefined) source = fast[PICK_ELIGIBLE](this.eligible, this.list);
       else {
         view = this.#picker.pick(this.views);
-        source = sourceOfView(view);
+        source = laneOfView(view);
       }
     } catch (error) {
       throw new InvariantError('strategy-returns', `strategy "${this.#strategyName}" threw: ${safeString(error)}`, { cause: error });
@@ -242,6 +242,6 @@ export class Dispatcher {
   }
 
   #reindex(from: number): void {
-    for (let i = from; i < this.list.length; i++) (this.list[i] as Source).index = i;
+    for (let i = from; i < this.list.length; i++) (this.list[i] as Lane).index = i;
   }
 }

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../job.js';
+import type { CoreJob } from './job-record.js';
 
 /**
  * What a transition of the core leads to, for the shell to act on once the transition is
@@ -40,13 +40,13 @@ const KEEP_CAPACITY = 1024;
  */
 export class Outbox {
   #notes: Note[] = [];
-  #jobs: (JobRecord | undefined)[] = [];
+  #jobs: (CoreJob | undefined)[] = [];
   #values: unknown[] = [];
   #numbers: number[] = [];
   #read = 0;
   #write = 0;
   /** The fields of the note last taken. */
-  #job: JobRecord | undefined = undefined;
+  #job: CoreJob | undefined = undefined;
   #value: unknown = undefined;
   #n = 0;
 
@@ -55,7 +55,7 @@ export class Outbox {
     return this.#read < this.#write;
   }
 
-  record(note: Note, job: JobRecord | undefined, value: unknown, n: number): void {
+  record(note: Note, job: CoreJob | undefined, value: unknown, n: number): void {
     const at = this.#write++;
     this.#notes[at] = note;
     this.#jobs[at] = job;
@@ -88,8 +88,8 @@ export class Outbox {
   }
 
   /** The job of the note last taken. */
-  get job(): JobRecord {
-    return this.#job as JobRecord;
+  get job(): CoreJob {
+    return this.#job as CoreJob;
   }
 
   /** The value of the note last taken. */

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import { type JobRecord, State } from '../job.js';
-import type { Source } from '../source.js';
+import { type CoreJob, State } from './job-record.js';
+import type { Lane } from './lane.js';
 
 /**
  * Most delayed jobs one {@link Promotion.promote} moves beyond what the due orders need, in the
@@ -76,13 +76,13 @@ export class Promotion {
    */
   #orderBudget = 0;
   /** Told of each source that got due jobs from a {@link promote} or {@link more}: it may have become eligible. */
-  readonly #touched: (source: Source) => void;
+  readonly #touched: (source: Lane) => void;
   /** Bounds the time a turn's batch takes ({@link PROMOTE_SLICE_MS}); without it, the count alone does. */
   readonly #clock: Clock | undefined;
   /** When this turn's time for moving is spent, on {@link #clock}; `NaN` until the turn's first reading. */
   #sliceEnd = Number.NaN;
 
-  constructor(touched: (source: Source) => void, clock?: Clock) {
+  constructor(touched: (source: Lane) => void, clock?: Clock) {
     this.#touched = touched;
     this.#clock = clock;
   }
@@ -122,7 +122,7 @@ export class Promotion {
    * plus, in the sources that need every due job, at most `batch` more (`Infinity`: every due
    * job, in every source). Returns how many moved.
    */
-  promote(list: readonly Source[], now: number, batch: number): number {
+  promote(list: readonly Lane[], now: number, batch: number): number {
     let budget = batch;
     const sliced = batch > 0 && batch !== Number.POSITIVE_INFINITY;
     if (batch > 0) {
@@ -133,7 +133,7 @@ export class Promotion {
     let pending = false;
     let continuing = false;
     for (let i = 0; i < list.length; i++) {
-      const source = list[i] as Source;
+      const source = list[i] as Lane;
       const delayed = source.delayed;
       if (delayed.length === 0) continue;
       if (!source.due.needsEveryDue && batch !== Infinity) {
@@ -159,7 +159,7 @@ export class Promotion {
           delayed.horizon = -Infinity;
           break;
         }
-        if (budget <= 0 && !source.due.wantsPromoted(delayed.peek() as JobRecord)) {
+        if (budget <= 0 && !source.due.wantsPromoted(delayed.peek() as CoreJob)) {
           delayed.horizon = now;
           pending = true;
           continuing = true;
@@ -185,7 +185,7 @@ export class Promotion {
    * of the sources that need every due job (only those jobs: what has come due since waits for
    * the next {@link promote}). Returns how many moved.
    */
-  more(list: readonly Source[], batch: number): number {
+  more(list: readonly Lane[], batch: number): number {
     this.#startSlice();
     const moved = this.#moveHeld(list, batch, false, Number.NaN);
     // For the pass that follows in this turn: a batch more, unless the slice is spent already.
@@ -207,7 +207,7 @@ export class Promotion {
    * the burst moves a bounded batch per turn. Every job it moves is one the start needs moved
    * first, so the sequence of starts is the one of a promotion that moved everything at once.
    */
-  orderBacklog(list: readonly Source[], now: number): number {
+  orderBacklog(list: readonly Lane[], now: number): number {
     // The turn's time is checked at the first move (see #sliceSpentAt), not before: a call with
     // nothing to move reads no clock.
     return this.#moveHeld(list, this.#orderBudget, true, now);
@@ -219,13 +219,13 @@ export class Promotion {
    * an orderBacklog takes what it moved from this turn's budget), then sets the flags from what
    * is left.
    */
-  #moveHeld(list: readonly Source[], budget: number, pickableOnly: boolean, now: number): number {
+  #moveHeld(list: readonly Lane[], budget: number, pickableOnly: boolean, now: number): number {
     let moved = 0;
     let pending = false;
     let continuing = false;
     let unordered = false;
     for (let i = 0; i < list.length; i++) {
-      const source = list[i] as Source;
+      const source = list[i] as Lane;
       const delayed = source.delayed;
       const horizon = delayed.horizon;
       if (horizon === -Infinity) continue;
@@ -259,7 +259,7 @@ export class Promotion {
    * After a job left the due order of `source` (it started or was cancelled): moves the next due
    * delayed job if the order needs it now. Returns how many moved (0 or 1).
    */
-  topUp(source: Source): number {
+  topUp(source: Lane): number {
     const delayed = source.delayed;
     if (delayed.horizon === -Infinity) return 0;
     if (delayed.nextDueAt() > delayed.horizon) {
@@ -270,7 +270,7 @@ export class Promotion {
   }
 
   /** Moves every due job `source` still holds in its delayed heap. Returns how many moved. */
-  catchUp(source: Source): number {
+  catchUp(source: Lane): number {
     const delayed = source.delayed;
     const horizon = delayed.horizon;
     if (horizon === -Infinity) return 0;
@@ -296,9 +296,9 @@ export const REFILL = 64;
  * its due order if it needs them (`DueJobs.wantsPromoted`); its earliest must be due by `upTo`.
  * Returns how many moved.
  */
-function refill(source: Source, upTo: number): number {
+function refill(source: Lane, upTo: number): number {
   const delayed = source.delayed;
-  if (!source.due.wantsPromoted(delayed.peek() as JobRecord)) return 0;
+  if (!source.due.wantsPromoted(delayed.peek() as CoreJob)) return 0;
   let moved = 0;
   do {
     moveOne(source);
@@ -307,8 +307,8 @@ function refill(source: Source, upTo: number): number {
   return moved;
 }
 
-function moveOne(source: Source): void {
-  const job = source.delayed.shiftDue(Infinity) as JobRecord;
+function moveOne(source: Lane): void {
+  const job = source.delayed.shiftDue(Infinity) as CoreJob;
   job.state = State.Waiting;
   source.due.pushPromoted(job);
 }

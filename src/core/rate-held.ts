@@ -1,4 +1,4 @@
-import type { Source } from '../source.js';
+import type { Lane } from './lane.js';
 
 /**
  * Sources that would be eligible but for their rate window, by the time it opens: a binary
@@ -9,7 +9,7 @@ import type { Source } from '../source.js';
  * @internal
  */
 export class RateHeld {
-  #sources: Source[] = [];
+  #sources: Lane[] = [];
   #times = new Float64Array(16);
 
   get length(): number {
@@ -22,7 +22,7 @@ export class RateHeld {
   }
 
   /** Holds `source` until `at`. */
-  hold(source: Source, at: number): void {
+  hold(source: Lane, at: number): void {
     source.rateHeldAt = at;
     const sources = this.#sources;
     let i = sources.length;
@@ -36,7 +36,7 @@ export class RateHeld {
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if ((times[parent] as number) <= at) break;
-      sources[i] = sources[parent] as Source;
+      sources[i] = sources[parent] as Lane;
       times[i] = times[parent] as number;
       i = parent;
     }
@@ -45,13 +45,13 @@ export class RateHeld {
   }
 
   /** Takes out the earliest entry if it is due at `now` and live; returns its source, or `undefined` when none is due. */
-  popDue(now: number): Source | null | undefined {
+  popDue(now: number): Lane | null | undefined {
     const sources = this.#sources;
     if (sources.length === 0 || (this.#times[0] as number) > now) return undefined;
     const times = this.#times;
-    const top = sources[0] as Source;
+    const top = sources[0] as Lane;
     const at = times[0] as number;
-    const last = sources.pop() as Source;
+    const last = sources.pop() as Lane;
     const n = sources.length;
     if (n > 0) {
       const lastAt = times[n] as number;
@@ -61,7 +61,7 @@ export class RateHeld {
         if (child >= n) break;
         if (child + 1 < n && (times[child + 1] as number) < (times[child] as number)) child++;
         if ((times[child] as number) >= lastAt) break;
-        sources[i] = sources[child] as Source;
+        sources[i] = sources[child] as Lane;
         times[i] = times[child] as number;
         i = child;
       }

@@ -1,20 +1,7 @@
+import type { WorkerStatus } from '../api/worker-status.js';
 import { InvalidStateError } from '../errors.js';
 
-/**
- * A worker's status:
- *
- * | status | meaning |
- * |---|---|
- * | `initiated` | created with `autoRun: false`, never started |
- * | `idle` | started; nothing runs, nothing waits |
- * | `running` | started, with work (running or waiting, delayed included) |
- * | `pausing` | paused, jobs still running |
- * | `paused` | paused, nothing running |
- * | `stopping` | `stop()` called, jobs still running |
- * | `stopped` | stopped, nothing running |
- * | `halted` | fail-stopped on a broken invariant; `start()` recovers |
- */
-export type WorkerStatus = 'initiated' | 'idle' | 'running' | 'pausing' | 'paused' | 'stopping' | 'stopped' | 'halted';
+export type { WorkerStatus } from '../api/worker-status.js';
 
 /** What the worker was last told to do; with the slots in use and the waiting jobs it gives the status. @internal */
 export const enum Phase {

@@ -1,4 +1,4 @@
-import { State, type JobRecord } from '../job.js';
+import { State, type CoreJob } from '../core/job-record.js';
 import { Heap, KeyedHeap } from './heap.js';
 import { ChunkedQueue } from './chunked-queue.js';
 
@@ -15,17 +15,17 @@ export interface DueJobs {
   /** Live (not cancelled) jobs held. */
   readonly length: number;
   /** A job that was due when added. */
-  pushFresh(job: JobRecord): void;
+  pushFresh(job: CoreJob): void;
   /** A delayed job that has come due. */
-  pushPromoted(job: JobRecord): void;
+  pushPromoted(job: CoreJob): void;
   /** Removes and returns the next live job, or `undefined`. */
-  shift(): JobRecord | undefined;
+  shift(): CoreJob | undefined;
   /** The next live job without removing it, or `undefined`. */
-  peek(): JobRecord | undefined;
+  peek(): CoreJob | undefined;
   /** Notes that a job held here was cancelled. */
   markRemoved(): void;
   /** Every live job, in no particular order, and empties the container. */
-  drain(): JobRecord[];
+  drain(): CoreJob[];
   /**
    * While due jobs of the source are still held by its delayed jobs (a promotion in progress):
    * whether their earliest, `next`, must move here for this container to give and count its jobs
@@ -35,7 +35,7 @@ export interface DueJobs {
    * left in the heap). A priority queue: when it is empty (it then needs them all before it
    * gives a job, see {@link needsEveryDue}).
    */
-  wantsPromoted(next: JobRecord): boolean;
+  wantsPromoted(next: CoreJob): boolean;
   /** Whether every due job must have moved here before the next one can be told (a priority queue). */
   readonly needsEveryDue: boolean;
 }
@@ -51,16 +51,16 @@ export interface DueJobs {
 export const COMPACT_MIN = 16;
 
 /** Due-time order, then add order. */
-export function earlierDue(a: JobRecord, b: JobRecord): boolean {
+export function earlierDue(a: CoreJob, b: CoreJob): boolean {
   return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
 }
 
 /** Priority number, then due time, then add order. */
-function higherPriority(a: JobRecord, b: JobRecord): boolean {
+function higherPriority(a: CoreJob, b: CoreJob): boolean {
   return a.priority < b.priority || (a.priority === b.priority && earlierDue(a, b));
 }
 
-function isLive(job: JobRecord): boolean {
+function isLive(job: CoreJob): boolean {
   return job.state !== State.Cancelled;
 }
 
@@ -72,29 +72,29 @@ function isLive(job: JobRecord): boolean {
  * goes before them, as in a priority queue (SPEC 5), so that {@link FifoDueJobs.shift}, which
  * merges the heads of its two queues, keeps reading each in order. O(n), on such ties only.
  */
-export function insertInOrder(queue: ChunkedQueue<JobRecord>, job: JobRecord): JobRecord {
-  const jobs: JobRecord[] = [];
+export function insertInOrder(queue: ChunkedQueue<CoreJob>, job: CoreJob): CoreJob {
+  const jobs: CoreJob[] = [];
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) jobs.push(next);
   let at = jobs.length;
-  while (at > 0 && earlierDue(job, jobs[at - 1] as JobRecord)) at--;
+  while (at > 0 && earlierDue(job, jobs[at - 1] as CoreJob)) at--;
   jobs.splice(at, 0, job);
   for (const next of jobs) queue.push(next);
-  return jobs[jobs.length - 1] as JobRecord;
+  return jobs[jobs.length - 1] as CoreJob;
 }
 
 /**
  * FIFO by due time with O(1) operations: jobs due on add go to one queue, delayed jobs that came
- * due to another. Each is sorted by due time on its own (see `Source.enqueue`), so the next job
+ * due to another. Each is sorted by due time on its own (see `Lane.enqueue`), so the next job
  * is whichever head is earlier.
  *
  * @internal
  */
 export class FifoDueJobs implements DueJobs {
-  #fresh = new ChunkedQueue<JobRecord>();
-  #promoted = new ChunkedQueue<JobRecord>();
+  #fresh = new ChunkedQueue<CoreJob>();
+  #promoted = new ChunkedQueue<CoreJob>();
   /** The jobs pushed last into `#fresh` and `#promoted`: a new one almost always goes after them. */
-  #freshTail: JobRecord | undefined = undefined;
-  #promotedTail: JobRecord | undefined = undefined;
+  #freshTail: CoreJob | undefined = undefined;
+  #promotedTail: CoreJob | undefined = undefined;
   #live = 0;
   #dead = 0;
 
@@ -102,7 +102,7 @@ export class FifoDueJobs implements DueJobs {
     return this.#live;
   }
 
-  pushFresh(job: JobRecord): void {
+  pushFresh(job: CoreJob): void {
     const tail = this.#freshTail;
     // A new job has the highest add order: only a redrive that waited for its predecessor's
     // handler (added earlier, due now) can need a place before the tail.
@@ -115,7 +115,7 @@ export class FifoDueJobs implements DueJobs {
     this.#live++;
   }
 
-  pushPromoted(job: JobRecord): void {
+  pushPromoted(job: CoreJob): void {
     const tail = this.#promotedTail;
     if (tail !== undefined && this.#promoted.length > 0 && earlierDue(job, tail)) this.#promotedTail = insertInOrder(this.#promoted, job);
     else {
@@ -125,7 +125,7 @@ export class FifoDueJobs implements DueJobs {
     this.#live++;
   }
 
-  shift(): JobRecord | undefined {
+  shift(): CoreJob | undefined {
     if (this.#live === 0) return undefined;
     if (this.#dead === 0 && this.#promoted.length === 0) {
       // The common case: no tombstone anywhere and nothing promoted, so the next fresh job is it.
@@ -137,7 +137,7 @@ export class FifoDueJobs implements DueJobs {
       const fresh = this.#fresh.peek();
       const promoted = this.#promoted.peek();
       const job = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? this.#fresh.shift() : this.#promoted.shift();
-      if ((job as JobRecord).state !== State.Cancelled) {
+      if ((job as CoreJob).state !== State.Cancelled) {
         if (--this.#live === 0) this.#emptied();
         return job;
       }
@@ -154,7 +154,7 @@ export class FifoDueJobs implements DueJobs {
     }
   }
 
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     if (this.#live === 0) return undefined;
     this.#dropDeadHeads();
     const fresh = this.#fresh.peek();
@@ -164,7 +164,7 @@ export class FifoDueJobs implements DueJobs {
 
   readonly needsEveryDue = false;
 
-  wantsPromoted(next: JobRecord): boolean {
+  wantsPromoted(next: CoreJob): boolean {
     const promoted = this.#promoted;
     while (promoted.peek()?.state === State.Cancelled) {
       promoted.shift();
@@ -195,8 +195,8 @@ export class FifoDueJobs implements DueJobs {
     }
   }
 
-  drain(): JobRecord[] {
-    const jobs: JobRecord[] = [];
+  drain(): CoreJob[] {
+    const jobs: CoreJob[] = [];
     for (const queue of [this.#fresh, this.#promoted]) {
       for (let job = queue.shift(); job !== undefined; job = queue.shift()) if (isLive(job)) jobs.push(job);
     }
@@ -223,12 +223,12 @@ export class FifoDueJobs implements DueJobs {
  * @internal
  */
 class TombstoneHeap {
-  readonly #heap: Heap<JobRecord>;
+  readonly #heap: Heap<CoreJob>;
   #live = 0;
   #dead = 0;
 
-  constructor(less: (a: JobRecord, b: JobRecord) => boolean) {
-    this.#heap = new Heap<JobRecord>(less);
+  constructor(less: (a: CoreJob, b: CoreJob) => boolean) {
+    this.#heap = new Heap<CoreJob>(less);
   }
 
   /** Live jobs held. */
@@ -236,13 +236,13 @@ class TombstoneHeap {
     return this.#live;
   }
 
-  push(job: JobRecord): void {
+  push(job: CoreJob): void {
     this.#heap.push(job);
     this.#live++;
   }
 
   /** The first live job, or `undefined`. */
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     const heap = this.#heap;
     for (let top = heap.peek(); top !== undefined && top.state === State.Cancelled; top = heap.peek()) {
       heap.pop();
@@ -252,7 +252,7 @@ class TombstoneHeap {
   }
 
   /** Removes and returns the first live job, or `undefined`. */
-  pop(): JobRecord | undefined {
+  pop(): CoreJob | undefined {
     const top = this.peek();
     if (top !== undefined) {
       this.#heap.pop();
@@ -271,7 +271,7 @@ class TombstoneHeap {
     }
   }
 
-  drain(): JobRecord[] {
+  drain(): CoreJob[] {
     const jobs = this.#heap.values().filter(isLive);
     this.#clear();
     return jobs;
@@ -301,19 +301,19 @@ export class PriorityDueJobs implements DueJobs {
     return this.#jobs.length;
   }
 
-  pushFresh(job: JobRecord): void {
+  pushFresh(job: CoreJob): void {
     this.#jobs.push(job);
   }
 
-  pushPromoted(job: JobRecord): void {
+  pushPromoted(job: CoreJob): void {
     this.#jobs.push(job);
   }
 
-  shift(): JobRecord | undefined {
+  shift(): CoreJob | undefined {
     return this.#jobs.pop();
   }
 
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     return this.#jobs.peek();
   }
 
@@ -321,7 +321,7 @@ export class PriorityDueJobs implements DueJobs {
     this.#jobs.markRemoved();
   }
 
-  drain(): JobRecord[] {
+  drain(): CoreJob[] {
     return this.#jobs.drain();
   }
 }
@@ -341,11 +341,11 @@ export class PriorityDueJobs implements DueJobs {
  * @internal
  */
 export class DelayedJobs {
-  readonly #heap = new KeyedHeap<JobRecord>();
+  readonly #heap = new KeyedHeap<CoreJob>();
   /** Jobs pushed in (due time, add order) order, each after the one before: sorted. */
-  #run = new ChunkedQueue<JobRecord>();
+  #run = new ChunkedQueue<CoreJob>();
   /** The last job pushed into {@link #run} (live or not) while it holds any. */
-  #runTail: JobRecord | undefined = undefined;
+  #runTail: CoreJob | undefined = undefined;
   #live = 0;
   #dead = 0;
   /**
@@ -359,9 +359,9 @@ export class DelayedJobs {
     return this.#live;
   }
 
-  push(job: JobRecord): void {
+  push(job: CoreJob): void {
     const tail = this.#runTail;
-    if (this.#run.length === 0 || !earlierDue(job, tail as JobRecord)) {
+    if (this.#run.length === 0 || !earlierDue(job, tail as CoreJob)) {
       this.#run.push(job);
       this.#runTail = job;
     } else this.#heap.push(job, job.dueAt, job.seq);
@@ -369,7 +369,7 @@ export class DelayedJobs {
   }
 
   /** The earliest live job, or `undefined`. */
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     this.#dropDeadHeads();
     return this.#runFirst() ? this.#run.peek() : this.#heap.peek();
   }
@@ -388,9 +388,9 @@ export class DelayedJobs {
   }
 
   /** Removes and returns the earliest live job if it is due at `now`. */
-  shiftDue(now: number): JobRecord | undefined {
+  shiftDue(now: number): CoreJob | undefined {
     if (this.nextDueAt() > now || this.#live === 0) return undefined;
-    const job = (this.#runFirst() ? this.#run.shift() : this.#heap.pop()) as JobRecord;
+    const job = (this.#runFirst() ? this.#run.shift() : this.#heap.pop()) as CoreJob;
     if (--this.#live === 0 && this.#dead > 0)
       this.#clear(); // only tombstones are left
     else if (this.#run.length === 0) this.#runTail = undefined;
@@ -419,7 +419,7 @@ export class DelayedJobs {
   }
 
   /** Jobs held with a due time of at most `at` for which `counts` is true (it must be false for a cancelled job): O(those due). */
-  countDueWhere(at: number, counts: (job: JobRecord) => boolean): number {
+  countDueWhere(at: number, counts: (job: CoreJob) => boolean): number {
     let count = this.#heap.countAtMost(at, counts);
     this.#run.visitWhile((job) => {
       if (job.dueAt > at) return false;
@@ -441,7 +441,7 @@ export class DelayedJobs {
     }
   }
 
-  drain(): JobRecord[] {
+  drain(): CoreJob[] {
     const jobs = this.#heap.values().filter(isLive);
     for (let job = this.#run.shift(); job !== undefined; job = this.#run.shift()) if (isLive(job)) jobs.push(job);
     this.#clear();

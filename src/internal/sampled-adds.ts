@@ -1,4 +1,4 @@
-import { type JobRecord, UNTIMED } from '../job.js';
+import { type CoreJob, UNTIMED } from '../core/job-record.js';
 import { keepShape } from './shape-anchors.js';
 
 /** Room for this many entries at first; the table doubles as it fills. */
@@ -17,7 +17,7 @@ const INITIAL_ROOM = 16;
  * just before it joins), and a job that left out of order leaves a hole that keeps its place in
  * that order, its `seq` negated, dropped when the head reaches it. A quiet worker times every job
  * (SPEC 11), so the table may hold every waiting job of its source. Every way a waiting job leaves takes its entry: a start (`Metrics.sampleStart`), a
- * cancel (`Source.forget`), a purge or a hand-back (`Source.forgetWaiting`, which drops them all).
+ * cancel (`Lane.forget`), a purge or a hand-back (`Lane.forgetWaiting`, which drops them all).
  *
  * @internal
  */
@@ -30,7 +30,7 @@ export class SampledAdds {
   #tail = 0;
 
   /** A sampled job joined the source at `now` (its `dueAt` set already). */
-  add(job: JobRecord, now: number): void {
+  add(job: CoreJob, now: number): void {
     if (this.#tail === this.#seqs.length) this.#makeRoom();
     const at = this.#tail++;
     this.#seqs[at] = job.seq;
@@ -39,7 +39,7 @@ export class SampledAdds {
   }
 
   /** The add time of `job`, which is leaving the source (starting or cancelled), or `undefined`; forgets it. */
-  take(job: JobRecord): number | undefined {
+  take(job: CoreJob): number | undefined {
     const seqs = this.#seqs;
     const seq = job.seq;
     const tail = this.#tail;

@@ -1,4 +1,5 @@
-import { JobRecord, State, UNTIMED } from '../job.js';
+import { JobRecord } from '../job.js';
+import { State, UNTIMED } from '../core/job-record.js';
 import type { Source } from '../source.js';
 import type { RemoteJob } from './adapter.js';
 

@@ -1,5 +1,6 @@
 import { Phase } from '../core/worker-state.js';
-import { type JobProgress, type JobRecord, State } from '../job.js';
+import type { JobProgress, JobRecord } from '../job.js';
+import { State } from '../core/job-record.js';
 import { Source, type SourceParts } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { unbindAdapter } from './bind.js';
@@ -672,8 +673,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   /** The engine became unreachable or reachable again: the core's eligible set hears of it. */
   #reachable(reachable: boolean): void {
-    this.unreachable = !reachable;
-    this.core.dispatcher.touch(this);
+    this.core.setReachable(this, reachable);
     if (!reachable) this.#checkQuiet(); // a stop may have been waiting only for releases
   }
 

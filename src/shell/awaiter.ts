@@ -1,4 +1,5 @@
-import { type JobRecord, UNTIMED } from '../job.js';
+import type { JobRecord } from '../job.js';
+import { UNTIMED } from '../core/job-record.js';
 
 /**
  * Awaits the promise of one running job's handler: holds the callbacks given to its `then`.

@@ -1,4 +1,4 @@
-import { sourceOfView } from '../source.js';
+import { laneOfView } from '../core/lane.js';
 import type { SourceView } from './strategy.js';
 
 /**
@@ -9,5 +9,5 @@ import type { SourceView } from './strategy.js';
  * @internal
  */
 export function bindOrderOf(view: SourceView): number {
-  return sourceOfView(view)?.bindOrder ?? 0;
+  return laneOfView(view)?.bindOrder ?? 0;
 }

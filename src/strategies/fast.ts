@@ -1,5 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import type { Source } from '../source.js';
+import type { Lane } from '../core/lane.js';
 import type { Picker } from './strategy.js';
 
 /**
@@ -27,11 +27,11 @@ export const LEFT: unique symbol = Symbol('qmux.left');
 /** @internal */
 export interface FastPicker extends Picker {
   /** The source of the next job; `eligible` holds at least one position of `list`. */
-  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source;
-  [BOUND]?(source: Source): void;
-  [UNBOUND]?(source: Source): void;
-  [ENTERED]?(source: Source): void;
-  [LEFT]?(source: Source): void;
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane;
+  [BOUND]?(source: Lane): void;
+  [UNBOUND]?(source: Lane): void;
+  [ENTERED]?(source: Lane): void;
+  [LEFT]?(source: Lane): void;
 }
 
 /** @internal The picker's fast interface, if it has one. */

@@ -1,5 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import type { Source } from '../source.js';
+import type { Lane } from '../core/lane.js';
 import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
@@ -26,25 +26,25 @@ function pickByLength(list: readonly SourceView[], sign: 1 | -1): SourceView {
  * {@link pickByLength} over the eligible set: the same walk in list order, skipping the sources
  * that are not eligible without asking each, and reading each length as its view would.
  */
-function pickEligibleByLength(eligible: EligibleSet, list: readonly Source[], sign: 1 | -1): Source {
-  let best: Source | undefined;
+function pickEligibleByLength(eligible: EligibleSet, list: readonly Lane[], sign: 1 | -1): Lane {
+  let best: Lane | undefined;
   let bestKey = -Infinity;
   for (let at = eligible.first(); at >= 0; at = eligible.nextFrom(at + 1)) {
-    const source = list[at] as Source;
-    const key = sign * source.viewLength();
+    const source = list[at] as Lane;
+    const key = sign * source.dueLength;
     if (key > bestKey) {
       best = source;
       bestKey = key;
     }
   }
-  return best as Source;
+  return best as Lane;
 }
 
 /** A stateless picker by length: one serves every worker. */
 function byLength(sign: 1 | -1): Picker {
   const picker: FastPicker = {
     pick: (list: readonly SourceView[]) => pickByLength(list, sign),
-    [PICK_ELIGIBLE]: (eligible: EligibleSet, list: readonly Source[]) => pickEligibleByLength(eligible, list, sign),
+    [PICK_ELIGIBLE]: (eligible: EligibleSet, list: readonly Lane[]) => pickEligibleByLength(eligible, list, sign),
   };
   return Object.freeze(picker);
 }

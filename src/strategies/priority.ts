@@ -1,5 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import type { Source } from '../source.js';
+import type { Lane } from '../core/lane.js';
 import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
@@ -18,8 +18,8 @@ export const Priority: Strategy = Object.freeze({
         }
         return undefined as never; // unreachable: pick is called only when an entry is eligible
       },
-      [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
-        return list[eligible.first()] as Source;
+      [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
+        return list[eligible.first()] as Lane;
       },
     };
     return picker;

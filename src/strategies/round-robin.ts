@@ -1,5 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import type { Source } from '../source.js';
+import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
 import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
@@ -45,7 +45,7 @@ class RoundRobinPicker implements FastPicker {
   }
 
   /** {@link pick} over the eligible set: the first eligible at or after the turn, else the first. */
-  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
     let start = 0;
     if (this.#served) {
       const there = this.#lastIndex < 0 ? undefined : list[this.#lastIndex];
@@ -57,7 +57,7 @@ class RoundRobinPicker implements FastPicker {
     }
     let at = eligible.nextFrom(start);
     if (at < 0) at = eligible.first();
-    const source = list[at] as Source;
+    const source = list[at] as Lane;
     this.#served = true;
     this.#lastIndex = at;
     this.#lastPriority = source.priority ?? Infinity;

@@ -1,5 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import type { Source } from '../source.js';
+import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
 import { BOUND, ENTERED, type FastPicker, LEFT, PICK_ELIGIBLE, UNBOUND } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
@@ -74,13 +74,13 @@ class WeightedPicker implements FastPicker {
   /** By slot: the stored credit (see above), the place in its group's heap, the source. */
   #stored = new Float64Array(16);
   #place = new Int32Array(16);
-  #sources: (Source | undefined)[] = [];
+  #sources: (Lane | undefined)[] = [];
   /** By slot: the source's list position, renumbered on every bind and unbind (the tie-break). */
   #rank = new Float64Array(16);
   readonly #groups: WeightGroup[] = [];
   readonly #byWeight = new Map<number, WeightGroup>();
 
-  [BOUND](source: Source): void {
+  [BOUND](source: Lane): void {
     const slot = source.slot;
     if (slot >= this.#stored.length) {
       const stored = new Float64Array(Math.max(slot + 1, this.#stored.length * 2));
@@ -98,7 +98,7 @@ class WeightedPicker implements FastPicker {
     this.#rerank();
   }
 
-  [UNBOUND](source: Source): void {
+  [UNBOUND](source: Lane): void {
     this.#sources[source.slot] = undefined;
     this.#rerank();
     // The last bound source of its weight takes the weight's group with it: sources that come
@@ -122,7 +122,7 @@ class WeightedPicker implements FastPicker {
     }
   }
 
-  [ENTERED](source: Source): void {
+  [ENTERED](source: Lane): void {
     const slot = source.slot;
     const weight = source.weight;
     this.#stored[slot] = (this.#stored[slot] as number) - weight * this.#picks;
@@ -145,7 +145,7 @@ class WeightedPicker implements FastPicker {
     this.#up(group, at);
   }
 
-  [LEFT](source: Source): void {
+  [LEFT](source: Lane): void {
     const slot = source.slot;
     const weight = source.weight;
     const group = this.#byWeight.get(weight) as WeightGroup;
@@ -161,7 +161,7 @@ class WeightedPicker implements FastPicker {
     this.#total -= weight;
   }
 
-  [PICK_ELIGIBLE](_eligible: EligibleSet, _list: readonly Source[]): Source {
+  [PICK_ELIGIBLE](_eligible: EligibleSet, _list: readonly Lane[]): Lane {
     if (this.#picks * this.#maxWeight >= REBASE_AT) this.#rebase();
     const picks = ++this.#picks;
     const stored = this.#stored;
@@ -183,7 +183,7 @@ class WeightedPicker implements FastPicker {
     }
     stored[best] = (stored[best] as number) - this.#total;
     this.#down(bestGroup as WeightGroup, 0);
-    return this.#sources[best] as Source;
+    return this.#sources[best] as Lane;
   }
 
   /** Folds the picks counted so far into the stored credits of the eligible sources. */

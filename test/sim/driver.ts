@@ -24,7 +24,8 @@ import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/wor
 import type { DeadLetter } from '../../src/dead-letters.js';
 import { InvalidStateError, InvariantError, QueueClosedError, QueueFullError, TimeoutError } from '../../src/errors.js';
 import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
-import { type JobRecord, type KeyedJobRecord, newJobRecord, State, UNTIMED } from '../../src/job.js';
+import { type JobRecord, type KeyedJobRecord, newJobRecord } from '../../src/job.js';
+import { State, UNTIMED } from '../../src/core/job-record.js';
 import type { RateWindow } from '../../src/internal/rate-window.js';
 import { PriorityQueue } from '../../src/priority-queue.js';
 import { Queue } from '../../src/queue.js';
@@ -37,6 +38,8 @@ import { Strategy } from '../../src/strategies/index.js';
 import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
 import { Subscription, Topic } from '../../src/topic.js';
 import { Rng } from './prng.js';
+import { Timed } from '../../src/core/sampling.js';
+import type { Lane } from '../../src/core/lane.js';
 
 /** A broken invariant or a disagreement with the model. */
 export class SimFailure extends Error {
@@ -286,7 +289,7 @@ class FaultyPicker implements Picker {
  */
 class FaultyFastPicker extends FaultyPicker implements FastPicker {
   declare readonly inner: FastPicker;
-  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Source[]): Source {
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
     this.calls++;
     if (this.armed) {
       this.armed = false;
@@ -295,7 +298,7 @@ class FaultyFastPicker extends FaultyPicker implements FastPicker {
     }
     return this.inner[PICK_ELIGIBLE](eligible, list);
   }
-  [BOUND](source: Source): void {
+  [BOUND](source: Lane): void {
     this.inner[BOUND]?.(source);
   }
   [UNBOUND](source: Source): void {
@@ -681,7 +684,7 @@ export class Simulation {
 
   #timeOut(deadline: Deadline): void {
     const core = this.core;
-    const job = this.#model(deadline.job);
+    const job = this.#model(deadline.job as JobRecord);
     const attempt = job.attempt;
     if (attempt === undefined || attempt.deadlineAt === undefined) {
       this.fail(`a deadline fired for job #${job.n}, which has no armed deadline in the model (state ${job.state})`);
@@ -742,7 +745,7 @@ export class Simulation {
     const callsBefore = this.picker.calls;
     let record: JobRecord | undefined;
     try {
-      record = core.next(now);
+      record = core.next(now) as JobRecord | undefined;
     } catch (error) {
       if (faulty && this.picker.fired && error instanceof InvariantError) {
         this.picker.fired = false;
@@ -1094,16 +1097,14 @@ export class Simulation {
     if (parsed?.delay !== undefined) runAt = this.now + parsed.delay;
     const timed = runAt !== undefined || source.timed > 0;
     const admitNow = timed || this.cfg.alwaysClock ? this.now : UNTIMED;
-    // As the shell does: an add without options takes the core's short admission.
-    if (parsed === undefined) core.admitDue(job.rec, admitNow);
-    else core.admit(job.rec, runAt, admitNow);
+    core.admit(job.rec, runAt, admitNow, Timed.No);
     if (runAt !== undefined && runAt > this.now) {
       job.state = 'delayed';
       job.due = runAt;
     } else {
       job.state = 'waiting';
       job.due = this.now;
-      job.untimed = admitNow === UNTIMED;
+      job.untimed = !timed;
     }
     model.jobs.add(job);
     this.#live.add(job);
@@ -1382,20 +1383,21 @@ export class Simulation {
     const entry = entries[index] as DeadLetter;
     const origin = core.deadLetters.originOf(entry) as Origin | undefined;
     if (origin === undefined) this.fail('a kept dead letter has no origin');
-    const blocker = this.#model(origin.job);
-    const model = this.#modelSource(origin.source);
+    const blocker = this.#model(origin.job as JobRecord);
+    const originSource = origin.source as Source;
+    const model = this.#modelSource(originSource);
     const refusal = this.#refusal(model, 1, [origin.job.key]);
-    const refused = origin.source.refusal(1, origin.job.key);
+    const refused = originSource.refusal(1, origin.job.key);
     this.eq(refused instanceof QueueClosedError ? 'closed' : refused instanceof QueueFullError ? 'full' : undefined, refusal, 'refusal of a redrive');
     if (refused !== undefined) return;
     const options: { timeout?: number; retry?: RetryOptions } = {};
     const ext = origin.job.ext;
     if (ext?.timeout !== undefined) options.timeout = ext.timeout;
     if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
-    const parsed = origin.source.parseOptions(options);
+    const parsed = originSource.parseOptions(options);
     this.eq(origin.job.inFlight, blocker.attempt !== undefined, `inFlight of dead job #${blocker.n}`);
     if (origin.job.inFlight) {
-      const job = this.#newJob(origin.source, entry.data, origin.priority, parsed, origin.job.key);
+      const job = this.#newJob(originSource, entry.data, origin.priority, parsed, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
       core.hold(job.rec, origin.job, this.now);
       job.state = 'held';
@@ -1405,7 +1407,7 @@ export class Simulation {
       this.expect([], 'hold');
     } else {
       this.note(`redrive job #${blocker.n}`);
-      origin.source.enqueue(entry.data, origin.priority, parsed, origin.job.key);
+      originSource.enqueue(entry.data, origin.priority, parsed, origin.job.key);
     }
     core.deadLetters.remove(entry);
     this.#dead.splice(index, 1);
@@ -1574,7 +1576,7 @@ export class Simulation {
     let same = true;
     for (let note = outbox.next(); note !== -1; note = outbox.next()) {
       if (note === Note.Shrunk) continue; // no onSizeLessThan waiters here
-      const record = note === Note.Paused || note === Note.Resumed || note === Note.Halted ? undefined : outbox.job;
+      const record = note === Note.Paused || note === Note.Resumed || note === Note.Halted ? undefined : (outbox.job as JobRecord);
       const job = record === undefined ? undefined : this.#jobs.get(record);
       const n = note === Note.Retrying || note === Note.Failed || note === Note.Cancelled ? outbox.n : 0;
       this.#tally[note] = (this.#tally[note] as number) + 1;

@@ -1,7 +1,7 @@
 import { COMPACT_MIN, earlierDue, type DueJobs } from '../../internal/due-jobs.js';
-import { State, type JobRecord, type KeyedJobRecord } from '../../job.js';
+import { State, type CoreJob, type KeyedJob } from '../job-record.js';
 
-function isLive(job: JobRecord): boolean {
+function isLive(job: CoreJob): boolean {
   return job.state !== State.Cancelled;
 }
 
@@ -9,7 +9,7 @@ function isLive(job: JobRecord): boolean {
  * The due jobs of one key of a keyed FIFO queue, in due-time order, with the semantics of
  * `FifoDueJobs` (jobs due on add and promoted jobs in two lists, each in order, the next job
  * the earlier head; cancelled jobs left as tombstones until reached or compacted). The lists
- * run through the job records themselves (`KeyedJobRecord.nextInKey`), and a key's state is
+ * run through the job records themselves (`KeyedJob.nextInKey`), and a key's state is
  * this class (`KeyState` extends it): a large keyed queue has many keys of a few jobs each, and a
  * key then costs no object for its jobs at all, where it had a queue, its first chunk and that
  * chunk's array.
@@ -19,10 +19,10 @@ function isLive(job: JobRecord): boolean {
 export class KeyFifo implements DueJobs {
   // Two lists, each linked through `nextInKey` and in due order, as fields of their own (not two
   // list objects): a key is then one object. Jobs due on add go to the first, promoted ones to the second.
-  #freshHead: KeyedJobRecord | undefined = undefined;
-  #freshTail: KeyedJobRecord | undefined = undefined;
-  #promotedHead: KeyedJobRecord | undefined = undefined;
-  #promotedTail: KeyedJobRecord | undefined = undefined;
+  #freshHead: KeyedJob | undefined = undefined;
+  #freshTail: KeyedJob | undefined = undefined;
+  #promotedHead: KeyedJob | undefined = undefined;
+  #promotedTail: KeyedJob | undefined = undefined;
   #live = 0;
   #dead = 0;
 
@@ -30,11 +30,11 @@ export class KeyFifo implements DueJobs {
     return this.#live;
   }
 
-  pushFresh(job: JobRecord): void {
-    const keyed = job as KeyedJobRecord;
+  pushFresh(job: CoreJob): void {
+    const keyed = job as KeyedJob;
     const tail = this.#freshTail;
     if (tail === undefined) this.#freshHead = this.#freshTail = keyed;
-    else if (earlierDue(keyed, tail)) this.#freshHead = insertBefore(this.#freshHead as KeyedJobRecord, keyed);
+    else if (earlierDue(keyed, tail)) this.#freshHead = insertBefore(this.#freshHead as KeyedJob, keyed);
     else {
       tail.nextInKey = keyed;
       this.#freshTail = keyed;
@@ -42,11 +42,11 @@ export class KeyFifo implements DueJobs {
     this.#live++;
   }
 
-  pushPromoted(job: JobRecord): void {
-    const keyed = job as KeyedJobRecord;
+  pushPromoted(job: CoreJob): void {
+    const keyed = job as KeyedJob;
     const tail = this.#promotedTail;
     if (tail === undefined) this.#promotedHead = this.#promotedTail = keyed;
-    else if (earlierDue(keyed, tail)) this.#promotedHead = insertBefore(this.#promotedHead as KeyedJobRecord, keyed);
+    else if (earlierDue(keyed, tail)) this.#promotedHead = insertBefore(this.#promotedHead as KeyedJob, keyed);
     else {
       tail.nextInKey = keyed;
       this.#promotedTail = keyed;
@@ -54,7 +54,7 @@ export class KeyFifo implements DueJobs {
     this.#live++;
   }
 
-  shift(): JobRecord | undefined {
+  shift(): CoreJob | undefined {
     if (this.#live === 0) return undefined;
     for (;;) {
       const job = this.#unlinkHead();
@@ -73,13 +73,13 @@ export class KeyFifo implements DueJobs {
     return true;
   }
 
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     if (this.#live === 0) return undefined;
     for (;;) {
       const fresh = this.#freshHead;
       const promoted = this.#promotedHead;
       const job = promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted)) ? fresh : promoted;
-      if ((job as KeyedJobRecord).state !== State.Cancelled) return job;
+      if ((job as KeyedJob).state !== State.Cancelled) return job;
       this.#unlinkHead();
       this.#dead--;
     }
@@ -92,8 +92,8 @@ export class KeyFifo implements DueJobs {
     else if (this.#dead >= COMPACT_MIN && this.#dead > this.#live) this.#compact();
   }
 
-  drain(): JobRecord[] {
-    const jobs: JobRecord[] = [];
+  drain(): CoreJob[] {
+    const jobs: CoreJob[] = [];
     while (this.#freshHead !== undefined || this.#promotedHead !== undefined) {
       const job = this.#unlinkHead();
       if (isLive(job)) jobs.push(job);
@@ -104,12 +104,12 @@ export class KeyFifo implements DueJobs {
   }
 
   /** Unlinks and returns the earlier of the two heads (one exists). */
-  #unlinkHead(): KeyedJobRecord {
+  #unlinkHead(): KeyedJob {
     const fresh = this.#freshHead;
     const promoted = this.#promotedHead;
-    let job: KeyedJobRecord;
+    let job: KeyedJob;
     if (promoted === undefined || (fresh !== undefined && earlierDue(fresh, promoted))) {
-      job = fresh as KeyedJobRecord;
+      job = fresh as KeyedJob;
       this.#freshHead = job.nextInKey;
       if (job.nextInKey === undefined) this.#freshTail = undefined;
     } else {
@@ -150,7 +150,7 @@ export class KeyFifo implements DueJobs {
  * due times (a retry without backoff at the instant later jobs came due, a redrive let in as its
  * predecessor settled), as `insertInOrder` does. Returns the head. O(n), on such ties only.
  */
-function insertBefore(head: KeyedJobRecord, job: KeyedJobRecord): KeyedJobRecord {
+function insertBefore(head: KeyedJob, job: KeyedJob): KeyedJob {
   if (earlierDue(job, head)) {
     job.nextInKey = head;
     return job;
@@ -163,14 +163,14 @@ function insertBefore(head: KeyedJobRecord, job: KeyedJobRecord): KeyedJobRecord
 }
 
 /** The first live job from `job` on. */
-function firstLive(job: KeyedJobRecord | undefined): KeyedJobRecord | undefined {
+function firstLive(job: KeyedJob | undefined): KeyedJob | undefined {
   while (job !== undefined && !isLive(job)) job = job.nextInKey;
   return job;
 }
 
 /** Unlinks the cancelled jobs of the list that starts at `head` (each left linked to nothing); returns the new tail. */
-function unlinkCancelled(head: KeyedJobRecord | undefined): KeyedJobRecord | undefined {
-  let kept: KeyedJobRecord | undefined;
+function unlinkCancelled(head: KeyedJob | undefined): KeyedJob | undefined {
+  let kept: KeyedJob | undefined;
   for (let job = head; job !== undefined; ) {
     const next = job.nextInKey;
     if (isLive(job)) {

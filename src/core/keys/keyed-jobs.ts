@@ -1,5 +1,5 @@
 import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
-import { type JobRecord, type KeyedJobRecord, State } from '../../job.js';
+import { type CoreJob, type KeyedJob, State } from '../job-record.js';
 import { keyName, type KeyStats } from '../../keys.js';
 import { KeyHeap } from './key-heap.js';
 import { KeyRate, KeyState, Place, WeightedKeyState } from './key-state.js';
@@ -19,8 +19,8 @@ export interface KeyLimits {
 
 /** The jobs of one keyed queue that were removed by a purge. @internal */
 export interface Purged {
-  due: JobRecord[];
-  delayed: JobRecord[];
+  due: CoreJob[];
+  delayed: CoreJob[];
 }
 
 /** When a key waiting outside the turn order can come back (or be forgotten). */
@@ -40,19 +40,19 @@ export class KeyedDelayedJobs extends DelayedJobs {
     this.#keys = keys;
   }
 
-  override push(job: JobRecord): void {
+  override push(job: CoreJob): void {
     super.push(job);
     this.#keys.delayedArrived(job);
   }
 
-  override shiftDue(now: number): JobRecord | undefined {
+  override shiftDue(now: number): CoreJob | undefined {
     const job = super.shiftDue(now);
     if (job !== undefined) this.#keys.delayedLeft(job);
     return job;
   }
 
   /** Puts back jobs a purge of one key took out with the others (their keys' counts untouched). */
-  restore(jobs: readonly JobRecord[]): void {
+  restore(jobs: readonly CoreJob[]): void {
     for (const job of jobs) super.push(job);
   }
 }
@@ -128,6 +128,19 @@ export class KeyedJobs implements DueJobs {
     return this.#keys.size;
   }
 
+  /**
+   * Active keys at `now`, as {@link advance} would leave them, without changing anything: less
+   * the keys whose last start has left its rate window by then (O(active keys) when there are
+   * such keys, else O(1)).
+   */
+  keyCountAt(now: number): number {
+    const first = this.#cooling.peek();
+    if (first === undefined || atOf(first) > now) return this.#keys.size;
+    let leaving = 0;
+    for (const key of this.#keys.values()) if (key.place === Place.Cooling && atOf(key) <= now) leaving++;
+    return this.#keys.size - leaving;
+  }
+
   /** Whether some key may give a job now: the queue is eligible only then (with its own limits). */
   get hasReady(): boolean {
     return this.#turns.size > 0;
@@ -166,7 +179,7 @@ export class KeyedJobs implements DueJobs {
   #heldDue(key: KeyState, now: number): number {
     if (key.delayed === 0) return 0;
     const at = Math.max(this.delayed.horizon, now);
-    return this.delayed.countDueWhere(at, (job) => (job as KeyedJobRecord).keyState === key && job.state !== State.Cancelled);
+    return this.delayed.countDueWhere(at, (job) => (job as KeyedJob).keyState === key && job.state !== State.Cancelled);
   }
 
   /** Jobs waiting in paused keys, due or delayed: O(active keys). */
@@ -221,20 +234,20 @@ export class KeyedJobs implements DueJobs {
 
   // ---------------------------------------------------------------- due jobs (DueJobs)
 
-  pushFresh(job: JobRecord): void {
+  pushFresh(job: CoreJob): void {
     const key = this.#keyOf(job);
     key.jobs.pushFresh(job);
     this.#arrived(key);
   }
 
-  pushPromoted(job: JobRecord): void {
+  pushPromoted(job: CoreJob): void {
     const key = this.#keyOf(job);
     key.jobs.pushPromoted(job);
     this.#arrived(key);
   }
 
   /** The next job at the last time told (the core calls {@link take} with the time itself). */
-  shift(): JobRecord | undefined {
+  shift(): CoreJob | undefined {
     return this.#turns.size === 0 ? undefined : this.take(this.#now);
   }
 
@@ -250,7 +263,7 @@ export class KeyedJobs implements DueJobs {
   }
 
   /** The queue's next job is not one job: callers read the keys' own. */
-  peek(): JobRecord | undefined {
+  peek(): CoreJob | undefined {
     return undefined;
   }
 
@@ -259,29 +272,29 @@ export class KeyedJobs implements DueJobs {
     throw new Error('qmux internal: a keyed queue removes jobs through KeyedJobs.removed(job)');
   }
 
-  drain(): JobRecord[] {
+  drain(): CoreJob[] {
     return this.purge(undefined).due;
   }
 
   // ---------------------------------------------------------------- transitions
 
   /** A delayed job joined the queue (an add with a delay, a retry). */
-  delayedArrived(job: JobRecord): void {
+  delayedArrived(job: CoreJob): void {
     const key = this.#keyOf(job);
     key.delayed++;
     this.#reconsider(key);
   }
 
   /** A delayed job came due; it is pushed as a promoted job next. */
-  delayedLeft(job: JobRecord): void {
-    ((job as KeyedJobRecord).keyState as KeyState).delayed--;
+  delayedLeft(job: CoreJob): void {
+    ((job as KeyedJob).keyState as KeyState).delayed--;
   }
 
   /** Starts the next job at `now`: the key whose turn it is gives its next job. Only when {@link hasReady}. */
-  take(now: number): JobRecord {
+  take(now: number): CoreJob {
     if (now > this.#now) this.#now = now;
     const key = this.#turns.pick();
-    const job = key.jobs.shift() as JobRecord;
+    const job = key.jobs.shift() as CoreJob;
     this.#live--;
     key.running++;
     if (key.rate !== undefined) {
@@ -294,15 +307,15 @@ export class KeyedJobs implements DueJobs {
   }
 
   /** A job of this queue released its slot. */
-  finished(job: JobRecord): void {
-    const key = (job as KeyedJobRecord).keyState as KeyState;
+  finished(job: CoreJob): void {
+    const key = (job as KeyedJob).keyState as KeyState;
     key.running--;
     this.#reconsider(key);
   }
 
   /** A waiting job was cancelled (`delayed`: it was a delayed one, which the caller marks in the heap). */
-  removed(job: JobRecord, delayed: boolean): void {
-    const key = (job as KeyedJobRecord).keyState as KeyState;
+  removed(job: CoreJob, delayed: boolean): void {
+    const key = (job as KeyedJob).keyState as KeyState;
     if (delayed) key.delayed--;
     else {
       key.jobs.markRemoved();
@@ -357,9 +370,9 @@ export class KeyedJobs implements DueJobs {
       const due = key.jobs.drain();
       this.#live -= due.length;
       if (key.paused) this.#pausedDue -= due.length;
-      const delayed: JobRecord[] = [];
+      const delayed: CoreJob[] = [];
       if (key.delayed > 0) {
-        const others: JobRecord[] = [];
+        const others: CoreJob[] = [];
         // The others' due jobs held with them (a burst moving in batches) stay due.
         const horizon = this.delayed.horizon;
         for (const job of this.delayed.drain()) (job.key === name ? delayed : others).push(job);
@@ -370,7 +383,7 @@ export class KeyedJobs implements DueJobs {
       this.#reconsider(key);
       return { due, delayed };
     }
-    const due: JobRecord[] = [];
+    const due: CoreJob[] = [];
     const keys = [...this.#keys.values()];
     for (const key of keys) {
       for (const job of key.jobs.drain()) due.push(job);
@@ -386,8 +399,8 @@ export class KeyedJobs implements DueJobs {
   // ---------------------------------------------------------------- keys
 
   /** The live state of a job's key (made active if it is not), remembered on the job. */
-  #keyOf(job: JobRecord): KeyState {
-    const keyed = job as KeyedJobRecord;
+  #keyOf(job: CoreJob): KeyState {
+    const keyed = job as KeyedJob;
     const known = keyed.keyState as KeyState | undefined;
     // A job that already joined keeps its key active (waiting, delayed or running): same state.
     if (known !== undefined) return known;
