@@ -17,7 +17,8 @@ export {
   type Handler,
   type Task,
 } from './worker.js';
-export { ThreadExitError, ThreadStartError, ThreadTaskError, type ThreadPoolOptions } from './pool/threads.js';
+export { ThreadExitError, ThreadStartError, ThreadTaskError } from './pool/thread-errors.js';
+export type { ThreadPoolOptions } from './pool/thread-options.js';
 export type { ThreadContext } from './pool/thread-entry.js';
 export type { ThreadTransferable } from './pool/transferable.js';
 export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';

@@ -5,7 +5,7 @@ import type * as nodeUrl from 'node:url';
 import { checkTimeout } from './add-options.js';
 import * as check from './internal/validate.js';
 import type { Job } from './job.js';
-import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/threads.js';
+import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/thread-options.js';
 import { checkRetryOptions, type RetryOptions } from './retry.js';
 import { contextsSupported } from './shell/async-context.js';
 import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';

@@ -1,93 +1,15 @@
-import type { BroadcastChannel, ResourceLimits } from 'node:worker_threads';
-import type { kQueueOptions, Task, TaskQueue, Tinypool, TinypoolWorker } from 'tinypool';
-import { QmuxError } from '../errors.js';
-import * as check from '../internal/validate.js';
+import type { kQueueOptions, Task, Tinypool, TinypoolWorker } from 'tinypool';
 import type { JobProgress, JobRecord } from '../job.js';
 import { threadExecArgv } from './exec-argv.js';
+import { ProgressReports } from './progress-reports.js';
+import { StartQueue } from './start-queue.js';
 import { ABORTING } from './task-cells.js';
-import { THREW_NULL } from './threw-null.js';
-import type { ProgressReport, ThreadTask, ThreadWorkerData } from './thread-entry.js';
+import { asError, lostInTransit, noteThreadCrash, ThreadExitError, ThreadStartError, ThreadTaskError } from './thread-errors.js';
+import { MAX_THREADS, type ThreadPoolOptions } from './thread-options.js';
+import type { ThreadTask, ThreadWorkerData } from './thread-entry.js';
 import type { ThreadTransferable } from './transferable.js';
 import { safeString } from '../internal/describe.js';
 import { inRootContext } from '../shell/async-context.js';
-
-/** Options for a threads worker, passed through to tinypool. */
-export interface ThreadPoolOptions {
-  /** Threads kept alive even when idle (an integer >= 0, at most `concurrency`). Default 0. */
-  minThreads?: number;
-  /** Ms an idle thread above `minThreads` lives before it is released (a finite number >= 0). Default 1000. */
-  idleTimeout?: number;
-  /**
-   * Memory limits of each thread (`node:worker_threads` `ResourceLimits`: `maxYoungGenerationSizeMb`,
-   * `maxOldGenerationSizeMb`, `codeRangeSizeMb`, `stackSizeMb`, each a finite number > 0); a thread
-   * past them crashes, failing its job.
-   */
-  resourceLimits?: ResourceLimits;
-}
-
-/**
- * A worker thread ended by itself (a handler called `process.exit()`, say, or left a timer
- * that did). The job it ran fails with this error and the thread is replaced; a thread that
- * ran no job, or was still starting, is reported as the worker's `'error'` (or fails the jobs
- * waiting for it as the `cause` of a {@link ThreadStartError}).
- */
-export class ThreadExitError extends QmuxError {
-  /** The thread's exit code. */
-  readonly exitCode: number;
-  /**
-   * @param exitCode - the exit code the thread ended with
-   * @param during - what the thread was doing, as far as the pool knows: running a job
-   *   (`'job'`, the default), still starting (`'start'`), or not known to run one (`'unknown'`:
-   *   idle, or about to begin a task it had not said it runs)
-   */
-  constructor(exitCode: number, during: 'job' | 'start' | 'unknown' = 'job') {
-    super(
-      during === 'job'
-        ? `qmux: the worker thread running this job exited with code ${exitCode}`
-        : `qmux: a worker thread exited with code ${exitCode}${during === 'start' ? ' while it was starting' : ''}`,
-    );
-    this.exitCode = exitCode;
-  }
-}
-
-/**
- * The worker thread that was to run this job died before it was ready to run anything: a host
- * `--import` preload that throws in worker threads, say, or `resourceLimits` too small for a thread
- * to boot. The job fails with this error (`cause` is what the thread reported); no thread is
- * started again for it, but the next job tries a new one.
- */
-export class ThreadStartError extends QmuxError {
-  /** @param cause - what the thread reported as it died (its error, or its exit) */
-  constructor(cause: unknown) {
-    super(`qmux: the worker thread for this job could not start: ${describeCause(cause)}`, { cause });
-  }
-}
-
-/** `Name: message` of an Error (with its code, if any), else the value as JSON. */
-function describeCause(cause: unknown): string {
-  if (!(cause instanceof Error)) return describe(cause);
-  const code = (cause as { code?: unknown }).code;
-  return `${cause.name}${typeof code === 'string' ? ` [${code}]` : ''}: ${cause.message}`;
-}
-
-/**
- * Errors that jobs failed with because their thread died of an uncaught exception (a throw in a
- * timer of the handler, say). The error is the exception itself, so nothing else tells it from
- * a handler's plain throw, which does not end the thread. See `ThreadPool#threadFailed`.
- */
-const uncaughtDeaths = new WeakSet<object>();
-
-/**
- * Whether a job's error means its thread died (exit, out of memory, an uncaught exception, or
- * while starting), as opposed to a throw. @internal
- */
-export function isThreadCrash(error: unknown): boolean {
-  return (
-    error instanceof ThreadExitError ||
-    error instanceof ThreadStartError ||
-    (typeof error === 'object' && error !== null && ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY' || uncaughtDeaths.has(error)))
-  );
-}
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);
 
@@ -110,145 +32,11 @@ function loadTinypool(): Promise<unknown> {
   return tinypoolLoading;
 }
 
-/** The most threads one worker may have (the shared abort table has this many cells). */
-export const MAX_THREADS = 1024;
-
-/**
- * A threads worker's concurrency is its number of threads: an integer from 1 to {@link MAX_THREADS}.
- * (`Infinity` threads means nothing, and more than the abort table holds would overrun it.)
- *
- * @internal
- */
-export function checkThreadCount(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_THREADS) {
-    const error = typeof value === 'number' ? RangeError : TypeError;
-    throw new error(
-      `qmux: ${name} of a threads worker is its number of threads: an integer from 1 to ${MAX_THREADS}, got ${check.describeValue(value)}`,
-    );
-  }
-  return value;
-}
-
-/** The fields of `node:worker_threads` `ResourceLimits`. */
-const RESOURCE_LIMITS = ['maxYoungGenerationSizeMb', 'maxOldGenerationSizeMb', 'codeRangeSizeMb', 'stackSizeMb'] as const;
-
-/**
- * `resourceLimits`: an object of `ResourceLimits` fields, each a finite number of MB > 0. Node
- * does not check them: a misspelt field or a negative stack size is ignored, and a negative heap
- * limit kills every thread as it starts, so every job would fail. `name` ends in a quoted option
- * name (`worker option "resourceLimits"`); a field's name goes inside the quotes.
- *
- * @internal
- */
-export function checkResourceLimits(name: string, value: unknown): void {
-  check.optionsObject(name, value);
-  if (value === undefined) return;
-  check.knownFields(name, value as object, RESOURCE_LIMITS);
-  const field = (key: string): string => name.replace(/"$/, `.${key}"`);
-  for (const key of RESOURCE_LIMITS) {
-    const limit = (value as ResourceLimits)[key];
-    if (limit !== undefined) check.positiveFiniteNumber(field(key), limit);
-  }
-}
-
-/**
- * A failure that crossed from a thread as something other than an Error (Node passes an
- * uncloneable result's DataCloneError as a bare object) becomes an Error that says so.
- */
-function asError(error: unknown): Error {
-  if (error instanceof Error) return error;
-  const threwNull = typeof error === 'object' && error !== null && (error as Record<string, unknown>)[THREW_NULL] === true;
-  return new ThreadTaskError(threwNull ? null : error);
-}
-
-/**
- * Whether `error`, what killed a thread, is an uncaught exception that Node could not pass to the
- * main thread intact: Node 20 passes one that is not a plain `Error` (the `DataCloneError` of a
- * result that cannot be cloned, a `DOMException`) as a bare `{}`, which `asError` handles; Node 22+
- * passes it as an `Error` with an empty message and no other field, whose stack still names it
- * (`DataCloneError: () => 1 could not be cloned.`). A handler's own `Error`, even with an empty
- * message, crosses intact: its stack starts with its name.
- */
-function lostInTransit(error: object): boolean {
-  if (!(error instanceof Error) || error.message !== '' || Object.getPrototypeOf(error) !== Error.prototype) return false;
-  const firstLine = (error.stack ?? '').split('\n', 1)[0] as string;
-  return firstLine !== 'Error' && !firstLine.startsWith('Error:');
-}
-
-/**
- * A thread reported a failure that is not an `Error`, typically because the job's result could
- * not be structured-cloned back to the main thread.
- */
-export class ThreadTaskError extends QmuxError {
-  /** What the thread reported. */
-  readonly reported: unknown;
-  /**
-   * @param reported - what the thread failed the job with, in place of an `Error` (`{}` for a
-   *   result that could not be cloned)
-   * @param options - `cause`: on Node 22+, the `Error` Node passed for a result that could not be
-   *   cloned (its `stack` names the `DataCloneError`)
-   */
-  constructor(reported: unknown, options?: ErrorOptions) {
-    super(
-      `qmux: the worker thread failed the job with a non-Error value (${describe(reported)}); ` +
-        'a thrown value that is not an Error, or a result that cannot be structured-cloned, arrives like this',
-      options,
-    );
-    this.reported = reported;
-  }
-}
-
-function describe(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? safeString(value);
-  } catch {
-    return safeString(value);
-  }
-}
-
 /** What goes to tinypool per job: the task, and (under a symbol, which structured cloning skips) its job. */
 type PoolTask = ThreadTask & { [K in typeof kQueueOptions]: JobRecord };
 
 /** In `#beforeLoad`: the job was not aborted. */
 const RUNS = Symbol('runs');
-
-/**
- * tinypool's queue of tasks handed over while no thread was ready to take them (qmux never hands
- * over more tasks than there are threads, so they wait only for threads that are starting). It is
- * ours, not tinypool's default, so that a task can be taken back out: tinypool 2.2 leaves a queued
- * task there for good when the thread meant for it dies while starting, and a job whose thread
- * never finishes starting must still end at its timeout or cancel (see `ThreadPool.abort`).
- */
-class StartQueue implements TaskQueue {
-  readonly #tasks: Task[] = [];
-
-  get size(): number {
-    return this.#tasks.length;
-  }
-
-  shift(): Task | null {
-    return this.#tasks.shift() ?? null;
-  }
-
-  push(task: Task): void {
-    this.#tasks.push(task);
-  }
-
-  remove(task: Task): void {
-    const index = this.#tasks.indexOf(task);
-    if (index >= 0) this.#tasks.splice(index, 1);
-  }
-
-  cancel(): void {
-    for (const task of this.#tasks.splice(0)) task.cancel();
-  }
-
-  /** Takes out the task of `job`, if it is still waiting here. */
-  take(job: JobRecord): Task | undefined {
-    const index = this.#tasks.findIndex((task) => task[(tinypool as typeof import('tinypool')).kQueueOptions] === job);
-    return index < 0 ? undefined : this.#tasks.splice(index, 1)[0];
-  }
-}
 
 /**
  * The threads half of the shell: runs one job per call in a tinypool thread. The worker's
@@ -289,7 +77,7 @@ export class ThreadPool {
   readonly #killers = new WeakSet<object>();
   /**
    * Per cell, the id of the thread running its task (0 until it starts), then per cell an abort
-   * flag, then per cell how many progress reports of its task were recorded (see `#onReport`).
+   * flag, then per cell how many progress reports of its task were recorded (see `ProgressReports`).
    */
   readonly #shared = new Int32Array(new SharedArrayBuffer(3 * MAX_THREADS * Int32Array.BYTES_PER_ELEMENT));
   readonly #cellOf = new Map<JobRecord, number>();
@@ -301,13 +89,10 @@ export class ThreadPool {
   #tasks = 0;
   /** Set when `minThreads` was lowered: the threads are recycled once no task runs. */
   #recycleWhenIdle = false;
-  readonly #onProgress: (job: JobRecord, value: JobProgress) => void;
   /** Where threads send `ctx.updateProgress` reports; open while the pool is. */
-  #reports: BroadcastChannel | undefined = undefined;
-  readonly #reportsName = `qmux-progress-${globalThis.crypto.randomUUID()}`;
+  readonly #reports: ProgressReports;
   /** Jobs given to `run` before tinypool had loaded, with what aborted them meanwhile (or `RUNS`). */
   readonly #beforeLoad = new Map<JobRecord, unknown>();
-  readonly #onReport = (event: unknown): void => this.#recordReport((event as { data: ProgressReport }).data);
   readonly #freeCells: number[] = [];
   #nextCell = 0;
 
@@ -318,7 +103,7 @@ export class ThreadPool {
     onPoolError: (error: unknown) => void,
     onProgress: (job: JobRecord, value: JobProgress) => void,
   ) {
-    this.#onProgress = onProgress;
+    this.#reports = new ProgressReports(this.#shared, this.#jobAt, this.#taskAt, onProgress);
     this.#handlerHref = handlerHref;
     this.#maxThreads = maxThreads;
     this.#options = options;
@@ -406,7 +191,7 @@ export class ThreadPool {
     const failure = killed && lostInTransit(error) ? new ThreadTaskError({}, { cause: error }) : asError(error);
     if (this.#diedUnder.has(job) || killed) {
       this.#diedUnder.delete(job);
-      uncaughtDeaths.add(failure);
+      noteThreadCrash(failure);
     }
     throw failure;
   }
@@ -476,26 +261,6 @@ export class ThreadPool {
     queueMicrotask(() => this.#afterEnd.delete(error)); // after the pool 'error' listener's own check
   }
 
-  /**
-   * A thread's `ctx.updateProgress`: recorded (the worker checks that the job still runs), then
-   * acknowledged in shared memory. The thread's task returns only once every report it sent is
-   * acknowledged, so each one is recorded before its job settles, although reports and results
-   * travel on different channels. A report of a task that is no longer the cell's (a thread
-   * ended by an abort may still have one in flight, even when the cell now holds the job's next
-   * attempt) is dropped, and acknowledges nothing.
-   */
-  #recordReport(report: ProgressReport): void {
-    const job = this.#jobAt[report.cell];
-    if (job === undefined || this.#taskAt[report.cell] !== report.seq) return;
-    try {
-      this.#onProgress(job, report.value as JobProgress);
-    } finally {
-      const index = 2 * MAX_THREADS + report.cell;
-      Atomics.store(this.#shared, index, report.n);
-      Atomics.notify(this.#shared, index);
-    }
-  }
-
   #release(job: JobRecord): void {
     const cell = this.#cellOf.get(job);
     if (cell === undefined) return;
@@ -553,20 +318,14 @@ export class ThreadPool {
     const pool = this.#pool;
     this.#pool = undefined;
     this.#recycleWhenIdle = false; // a new pool starts with the minimum as it is then
-    this.#reports?.close();
-    this.#reports = undefined;
+    this.#reports.close();
     if (pool !== undefined) await endPool(pool);
   }
 
-  #createPool({ Tinypool }: typeof import('tinypool')): Tinypool {
+  #createPool(module: typeof import('tinypool')): Tinypool {
+    const Tinypool = module.Tinypool;
     const maxThreads = this.#maxThreads;
-    if (this.#reports === undefined) {
-      // The global one (Node >= 18) is node:worker_threads' BroadcastChannel, without importing it.
-      const reports = new globalThis.BroadcastChannel(this.#reportsName) as BroadcastChannel;
-      reports.onmessage = this.#onReport;
-      reports.unref(); // a running task keeps the process alive, not the channel
-      this.#reports = reports;
-    }
+    this.#reports.open();
     const minThreads = this.#minThreadsAt(maxThreads);
     const pool = new Tinypool({
       filename: ENTRY.href,
@@ -585,8 +344,8 @@ export class ThreadPool {
       idleTimeout: this.#options.idleTimeout ?? 1000,
       resourceLimits: this.#options.resourceLimits,
       execArgv: threadExecArgv(process.execArgv),
-      taskQueue: new StartQueue(),
-      workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS, reports: this.#reportsName } satisfies ThreadWorkerData,
+      taskQueue: new StartQueue(module.kQueueOptions),
+      workerData: { handler: this.#handlerHref, shared: this.#shared, cells: MAX_THREADS, reports: this.#reports.name } satisfies ThreadWorkerData,
     });
     // Without a listener an 'error' on the pool would crash the host (SPEC 7). Reported a
     // microtask later: the thread's own listeners, which run after tinypool's, say meanwhile
@@ -670,7 +429,7 @@ export class ThreadPool {
     let stranded = queue.size - threads.filter((other) => !this.#ready.has(other)).length;
     for (; stranded > 0; stranded--) {
       const task = queue.shift() as Task;
-      this.#takenBack.set(task[(tinypool as typeof import('tinypool')).kQueueOptions] as JobRecord, new ThreadStartError(error));
+      this.#takenBack.set(queue.jobOf(task), new ThreadStartError(error));
       task.cancel();
     }
     if (threads.length === 0) {

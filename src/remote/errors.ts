@@ -27,6 +27,16 @@ export class LockLostError extends QmuxError {
 }
 
 /**
+ * Whether `error` says the claim is gone: a {@link LockLostError}, or one of that name (from an
+ * adapter built on another copy of qmux).
+ *
+ * @internal
+ */
+export function isLockLost(error: unknown): boolean {
+  return error instanceof LockLostError || (error instanceof Error && error.name === 'LockLostError');
+}
+
+/**
  * A remote source cannot reach its engine (a call failed or the connection dropped): reported
  * once per outage on the worker's `error` event (or as a `QmuxWarning`), with the first failure
  * as `cause`; `worker.health()` is `degraded` until the engine answers again.

@@ -1,5 +1,14 @@
 import { LostLocksError, RemoteSourceError } from './errors.js';
 
+/**
+ * How long a call about claimed jobs (an outcome, a release, a renewal) may go unanswered before
+ * the engine counts as out of reach (SPEC 9: "gets no answer within a few seconds"): a server that
+ * stops answering over a live connection fails no call. A claim is not timed: it may wait for work.
+ *
+ * @internal
+ */
+export const ANSWER_WITHIN_MS = 5000;
+
 /** The first wait before retrying a call that could not reach the engine, ms; it doubles up to {@link MAX_BACKOFF_MS}. */
 const FIRST_BACKOFF_MS = 100;
 /** Longest wait between retries: short enough that a source is back well within 10 s of its engine. */

@@ -1,24 +1,17 @@
 import { Phase } from '../core/worker-state.js';
 import type { JobProgress, JobRecord } from '../job.js';
-import { State } from '../core/job-record.js';
 import { Source, type SourceParts } from '../source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { unbindAdapter } from './bind.js';
-import { LockLostError, RemoteSourceError } from './errors.js';
-import { Outage } from './outage.js';
+import { isLockLost, RemoteSourceError } from './errors.js';
+import { HeldClaims } from './held-claims.js';
+import { ANSWER_WITHIN_MS, Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
 import { messageOf, safeString } from '../internal/describe.js';
-import { MAX_TIMER_MS } from '../internal/validate.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
 export const MAX_DEFAULT_PREFETCH = 64;
 
-/**
- * How long a call about claimed jobs (an outcome, a release, a renewal) may go unanswered before
- * the engine counts as out of reach (SPEC 9: "gets no answer within a few seconds"): a server that
- * stops answering over a live connection fails no call. A claim is not timed: it may wait for work.
- */
-const ANSWER_WITHIN_MS = 5000;
 /**
  * A claim that came back empty sooner than this (an adapter that does not long-poll) is
  * followed by the next one only after {@link EMPTY_CLAIM_SPACING_MS}, so that such an adapter
@@ -41,18 +34,6 @@ export interface RemoteHost {
   closed(source: RemoteSource): void;
   /** The last outcome it was recording is recorded: the worker may be idle now. */
   recorded(): void;
-}
-
-const enum Call {
-  Complete,
-  Fail,
-  Release,
-}
-
-const CALL_NAMES = ['complete', 'fail', 'release'] as const;
-
-function isLockLost(error: unknown): boolean {
-  return error instanceof LockLostError || (error instanceof Error && error.name === 'LockLostError');
 }
 
 /** What a worker makes a remote source of: a local source's parts, then its adapter, its `prefetch` and the worker's side of remote sources. @internal */
@@ -83,29 +64,15 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   readonly outage: Outage;
   readonly #rhost: RemoteHost;
   readonly #prefetch: number | undefined;
-  /** Every job it holds a claim on: unstarted, running, or with its outcome being recorded. */
-  readonly #held = new Map<RemoteJob<T>, RemoteJobRecord<T, R>>();
+  /** Every job it holds a claim on, and the calls about them (renewals, outcomes, releases). */
+  readonly #claims: HeldClaims<T, R>;
   /** The claim in flight (at most one). */
   #claim: AbortController | undefined = undefined;
   /** A timer before the next claim: backoff after a fault, or spacing after an empty answer. */
   #claimTimer: ReturnType<typeof setTimeout> | undefined = undefined;
-  /** Calls in flight or waiting to be retried: complete, fail, release. */
-  #io = 0;
-  /** Outcomes (complete, fail) on their way to the engine: the worker is not idle until they are recorded. */
-  #outcomes = 0;
-  /** Jobs whose release is among those calls. */
-  readonly #releasing = new Set<RemoteJobRecord<T, R>>();
   #quietWaiters: (() => void)[] = [];
-  #extendTimer: ReturnType<typeof setInterval> | undefined = undefined;
-  #extending = false;
   /** Set once it has closed its adapter while the worker may not start jobs; the next claim reopens it. */
   #shut = false;
-  /**
-   * What ends each release in flight (or its retry) without its answer: a stop that has waited
-   * its time for the engine (see {@link #giveUp}) runs them. Outcomes have their own rule (see
-   * `#lapse`): a slow engine that answers is waited for.
-   */
-  readonly #releases = new Set<() => void>();
   /** Set while a stop or close waits for the engine with none of its jobs running: when it stops waiting. */
   #giveUpTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   /** Set while the worker stops it: it finishes what it holds and closes the adapter. */
@@ -120,6 +87,15 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.#prefetch = prefetch;
     this.#rhost = remoteHost;
     this.outage = new Outage(name, (error) => remoteHost.report(error));
+    this.#claims = new HeldClaims<T, R>(adapter, host, core, this.outage, {
+      fault: (what, error) => this.#fault(what, error),
+      answered: () => this.#answered(),
+      checkQuiet: () => this.#checkQuiet(),
+      recorded: () => remoteHost.recorded(),
+      isStopping: () => this.#quiescing !== undefined || this.#closing !== undefined || this.#shut,
+      isClosing: () => this.#closing !== undefined,
+      isDisconnected: () => this.#shut || this.closed,
+    });
     adapter.watch?.((error) => {
       if (error === undefined) this.#answered();
       else this.#fault('lost its connection', error);
@@ -197,21 +173,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   /** @internal The handler of one of its jobs settled: record the outcome the core decided. */
   attemptEnded(job: RemoteJobRecord<T, R>): void {
-    if (job.lockLost) {
-      this.#let(job);
-      this.#checkQuiet();
-      return;
-    }
-    this.#io++;
-    this.#outcomes++;
-    job.outcomeSince = this.host.clock.now();
-    this.#call(job, job.state === State.Succeeded ? Call.Complete : Call.Fail);
-    this.#checkQuiet(); // a stop waiting for its last job starts its wait for the engine now
+    this.#claims.recordOutcome(job);
   }
 
   /** @internal Whether outcomes of its jobs are still on their way to the engine (see `RemoteHost.recorded`). */
   get recordingOutcomes(): boolean {
-    return this.#outcomes > 0;
+    return this.#claims.recordingOutcomes;
   }
 
   /**
@@ -276,9 +243,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   /** @internal A claimed, unstarted job was cancelled or purged: hand it back. */
   release(job: RemoteJobRecord<T, R>): void {
-    this.#io++;
-    this.#releasing.add(job);
-    this.#call(job, Call.Release);
+    this.#claims.release(job);
   }
 
   /**
@@ -351,7 +316,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       valid++;
       const job = new RemoteJobRecord<T, R>(this, remote);
       job.confirmedAt = sentAt;
-      this.#hold(job);
+      this.#claims.hold(job);
       if (accept && taken < room) {
         taken++;
         this.#rhost.admit(job);
@@ -396,252 +361,6 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     for (const job of this.core.handBack(this as Source)) this.release(job as RemoteJobRecord<T, R>);
   }
 
-  // ---------------------------------------------------------------- outcomes and releases
-
-  #call(job: RemoteJobRecord<T, R>, call: Call): void {
-    job.recording = true;
-    let answer: Promise<void>;
-    try {
-      const adapter = this.remote;
-      answer = Promise.resolve(
-        call === Call.Complete
-          ? adapter.complete(job.remote, job.value as R)
-          : call === Call.Fail
-            ? adapter.fail(job.remote, job.value)
-            : adapter.release(job.remote),
-      );
-    } catch (error) {
-      answer = Promise.reject(error);
-    }
-    const expected = this.#expectAnswer(`${CALL_NAMES[call]} job ${job.id}`);
-    // An outcome still unanswered once the lock has lapsed and the engine counts as out of reach
-    // for it (no answer within ANSWER_WITHIN_MS) is given up then (see `#lapse`): a client that
-    // queues commands until Redis is back would hold it, and a stop, for ever. A slow engine that
-    // answers is waited for: what it says (recorded, or the lock lost) is what counts.
-    let over = false;
-    let lapseTimer: ReturnType<typeof setTimeout> | undefined;
-    const settled = (): boolean => {
-      if (over) return false; // given up already: what the engine says now changes nothing here
-      over = true;
-      clearTimeout(lapseTimer);
-      expected();
-      this.#releases.delete(giveUp);
-      return true;
-    };
-    // Given up unanswered: an outcome counts as a lost claim (`#lapse`); a release lets the
-    // claim go (its lock lapses in the engine, which gives the job out again).
-    const giveUp = (): void => {
-      if (!settled()) return;
-      if (call === Call.Release) this.#done(job);
-      else this.#lapse(job);
-    };
-    if (call === Call.Release) this.#releases.add(giveUp);
-    const watchLapse = (ms: number): void => {
-      lapseTimer = setTimeout(
-        () => {
-          if (over) return;
-          // A renewal sent before this call may have been confirmed since: the lock lasts longer.
-          const left = this.#untilLapse(job);
-          if (left > 0) return watchLapse(left);
-          giveUp();
-        },
-        Math.min(MAX_TIMER_MS, ms),
-      );
-      lapseTimer.unref?.(); // the call itself keeps the process alive, or nothing does
-    };
-    if (call !== Call.Release && Number.isFinite(this.remote.lockDuration)) watchLapse(Math.max(ANSWER_WITHIN_MS, this.#untilLapse(job)));
-    answer.then(
-      () => {
-        if (!settled()) return;
-        this.#answered();
-        this.#done(job);
-      },
-      (error: unknown) => {
-        if (settled()) this.#callFailed(job, call, error);
-      },
-    );
-  }
-
-  /**
-   * `job`'s outcome went unrecorded for as long as its lock lasts, and no renewal was confirmed
-   * meanwhile: the engine may have given the job to another consumer (its stalled check), so the
-   * outcome is no longer this worker's to record. The claim counts as lost, and a stop does not
-   * wait for an engine that may never come back.
-   */
-  #lapse(job: RemoteJobRecord<T, R>): void {
-    job.recording = false;
-    this.#lost(job);
-    this.#done(job);
-  }
-
-  /**
-   * Starts the clock on a call to the engine: unanswered after {@link ANSWER_WITHIN_MS}, it is a
-   * fault (the engine is out of reach) and `onSilence` runs. Returns what to call once it settles.
-   */
-  #expectAnswer(what: string, onSilence?: () => void): () => void {
-    const timer = setTimeout(() => {
-      if (this.#shut || this.closed) return; // its connections are closed: no outage to report
-      this.#fault(`got no answer to ${what}`, new Error(`no answer within ${ANSWER_WITHIN_MS} ms`));
-      onSilence?.();
-    }, ANSWER_WITHIN_MS);
-    timer.unref?.(); // the call itself keeps the process alive, or nothing does
-    return () => clearTimeout(timer);
-  }
-
-  #callFailed(job: RemoteJobRecord<T, R>, call: Call, error: unknown): void {
-    job.recording = false;
-    if (isLockLost(error)) {
-      // The engine answered, only not what we hoped. Counted first: the loss joins the report of
-      // an outage that this answer ends.
-      this.#lost(job);
-      this.#answered();
-      this.#done(job);
-      return;
-    }
-    this.#fault(`could not ${CALL_NAMES[call]} job ${job.id}`, error);
-    if (call === Call.Release && (this.#quiescing !== undefined || this.#closing !== undefined || this.#shut)) {
-      // Stopping with the engine out of reach: the claim is let go instead (its lock lapses, and
-      // the engine gives the job out again), or stop() would wait for the engine forever.
-      this.#done(job);
-      return;
-    }
-    const outcome = call !== Call.Release;
-    if (outcome && this.#untilGivenUp(job) <= 0) {
-      this.#lapse(job);
-      return;
-    }
-    // Retried until recorded or the lock is known lost (or lapsed): the job stays held (its
-    // claim renewed). The timer keeps the process alive while the worker may start jobs or a
-    // stop (or close) waits for the outcome; a paused or halted worker holds nothing that does
-    // (SPEC 2), and the lock then lapses in the engine if the process ends. The last try comes
-    // when the outcome would be given up, so a stop waits no longer than that.
-    const giveUp = (): void => {
-      clearTimeout(timer);
-      this.#releases.delete(giveUp);
-      this.#done(job);
-    };
-    const timer = setTimeout(
-      () => {
-        this.#releases.delete(giveUp);
-        // Renewals went on meanwhile: the lock may hold still. If not, no engine confirmed it
-        // since the last try failed, and the outcome is given up.
-        if (outcome && this.#untilGivenUp(job) <= 0) this.#lapse(job);
-        else this.#call(job, call);
-      },
-      Math.max(0, Math.min(this.outage.backoffMs(), outcome ? this.#untilGivenUp(job) : Number.POSITIVE_INFINITY)),
-    );
-    if (!outcome) this.#releases.add(giveUp);
-    const phase = this.core.phase;
-    if (phase !== Phase.Started && phase !== Phase.Stopped && this.#closing === undefined) timer.unref?.();
-  }
-
-  /**
-   * Ms until `job`'s outcome, failing to be recorded, is given up (see `#lapse`): once its lock
-   * has lapsed and the engine has had {@link ANSWER_WITHIN_MS} to record it. The lapse is judged
-   * from `confirmedAt`, an early estimate (a claim or renewal sent, not answered), so the engine
-   * is first given the time it has to answer: an outage, not a slow start, gives an outcome up.
-   */
-  #untilGivenUp(job: RemoteJobRecord<T, R>): number {
-    return Math.max(this.#untilLapse(job), job.outcomeSince + ANSWER_WITHIN_MS - this.host.clock.now());
-  }
-
-  /** Ms until `job`'s lock lapses unless a renewal is confirmed: `Infinity` for a lock that does not expire. */
-  #untilLapse(job: RemoteJobRecord<T, R>): number {
-    const lock = this.remote.lockDuration;
-    return Number.isFinite(lock) ? job.confirmedAt + lock - this.host.clock.now() : Number.POSITIVE_INFINITY;
-  }
-
-  #done(job: RemoteJobRecord<T, R>): void {
-    job.recording = false;
-    const released = this.#releasing.delete(job);
-    this.#let(job);
-    this.#io--;
-    this.#checkQuiet();
-    if (!released && --this.#outcomes === 0) this.#rhost.recorded();
-  }
-
-  // ---------------------------------------------------------------- claims held, renewed, lost
-
-  #hold(job: RemoteJobRecord<T, R>): void {
-    this.#held.set(job.remote, job);
-    const lock = this.remote.lockDuration;
-    if (this.#extendTimer === undefined && Number.isFinite(lock)) {
-      // Capped at the longest timer Node keeps: past it, Node fires every millisecond.
-      this.#extendTimer = setInterval(() => this.#extend(), Math.min(MAX_TIMER_MS, Math.max(1, lock / 2)));
-      this.#extendTimer.unref?.();
-    }
-  }
-
-  #let(job: RemoteJobRecord<T, R>): void {
-    this.#held.delete(job.remote);
-    if (this.#held.size === 0 && this.#extendTimer !== undefined) {
-      clearInterval(this.#extendTimer);
-      this.#extendTimer = undefined;
-    }
-  }
-
-  /** Renews every claim it holds, one call for all of them (one timer per source, not per job). */
-  #extend(): void {
-    if (this.#extending) return;
-    const jobs: RemoteJob<T>[] = [];
-    // A job whose outcome is being recorded is not renewed: the engine may record it first, and
-    // would then report its claim gone when it was only finished.
-    for (const job of this.#held.values()) if (!job.lockLost && !job.recording) jobs.push(job.remote);
-    if (jobs.length === 0) return;
-    this.#extending = true;
-    const sentAt = this.host.clock.now();
-    // biome-ignore lint/suspicious/noConfusingVoidType: what RemoteAdapter.extend resolves to
-    let answer: Promise<void | readonly RemoteJob<T>[]>;
-    try {
-      answer = Promise.resolve(this.remote.extend(jobs));
-    } catch (error) {
-      answer = Promise.reject(error);
-    }
-    // Unanswered, the next renewal may try again (an answer that comes late is still read).
-    const settled = this.#expectAnswer('the renewal of its claims', () => (this.#extending = false));
-    answer.then(
-      (lost) => {
-        settled();
-        this.#extending = false;
-        const gone = Array.isArray(lost) ? new Set(lost) : undefined;
-        for (const remote of jobs) {
-          const job = this.#held.get(remote);
-          // A renewal that answers late (after a newer one) must not set the confirmation back.
-          if (job !== undefined && gone?.has(remote) !== true && sentAt > job.confirmedAt) job.confirmedAt = sentAt;
-        }
-        this.#answered();
-        if (gone !== undefined) {
-          let count = 0;
-          for (const remote of gone) {
-            const job = this.#held.get(remote);
-            if (job !== undefined && !job.recording && this.#markLost(job)) count++;
-          }
-          if (count > 0) this.outage.lost(count); // one report for the renewal
-        }
-      },
-      (error: unknown) => {
-        settled();
-        this.#extending = false;
-        this.#fault('could not renew its claims', error);
-      },
-    );
-  }
-
-  #lost(job: RemoteJobRecord<T, R>): void {
-    if (this.#markLost(job)) this.outage.lost();
-  }
-
-  /** Marks `job`'s claim lost (the caller reports it); returns false if it already was. */
-  #markLost(job: RemoteJobRecord<T, R>): boolean {
-    if (job.lockLost) return false;
-    job.lockLost = true;
-    // Not started: it is dropped, not run (the engine gives it to another consumer), and no
-    // longer held (nothing to renew, record or release). One being handed back is not in the
-    // core's jobs (never admitted, or taken back): its release settles it.
-    if (!this.#releasing.has(job) && this.core.dropClaimed(job)) this.#let(job);
-    return true;
-  }
-
   // ---------------------------------------------------------------- faults
 
   #fault(what: string, error: unknown): void {
@@ -653,25 +372,12 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #answered(): void {
     // An outage ends: first drop the claims whose locks lapsed meanwhile (the engine may have given
     // them to another consumer), so that none of them starts, and they count in its one report.
-    if (this.outage.error !== undefined) this.#dropLapsed();
+    if (this.outage.error !== undefined) this.#claims.dropLapsed();
     if (!this.outage.answered()) return;
     this.#reachable(true);
     this.#rhost.wake();
   }
 
-  /** Drops the claimed, unstarted jobs whose lock has not been confirmed for `lockDuration`. */
-  #dropLapsed(): void {
-    const lock = this.remote.lockDuration;
-    if (!Number.isFinite(lock)) return;
-    const now = this.host.clock.now();
-    let count = 0;
-    for (const job of this.#held.values()) {
-      if (job.state === State.Waiting && !this.#releasing.has(job) && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
-    }
-    if (count > 0) this.outage.lost(count);
-  }
-
-  /** The engine became unreachable or reachable again: the core's eligible set hears of it. */
   #reachable(reachable: boolean): void {
     this.core.setReachable(this, reachable);
     if (!reachable) this.#checkQuiet(); // a stop may have been waiting only for releases
@@ -690,8 +396,8 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
    * A stop or close waits for the engine to answer its releases and the claim it interrupted no
    * longer than {@link stopWaitMs} once none of its jobs runs, however the engine behaves: a
    * server that hangs with the connection open answers nothing and fails nothing. (Its jobs'
-   * outcomes are given up by their own rule, `#lapse`: once the lock has lapsed and the call has
-   * gone unanswered for {@link ANSWER_WITHIN_MS}.)
+   * outcomes are given up by their own rule, in `HeldClaims`: once the lock has lapsed and the
+   * call has gone unanswered for {@link ANSWER_WITHIN_MS}.)
    */
   #waitForEngine(): void {
     if (this.#giveUpTimer !== undefined || this.running > 0 || this.#quietWaiters.length === 0) return;
@@ -717,19 +423,19 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     if (this.#quietWaiters.length === 0 || this.#isQuiet()) return;
     if (this.running > 0) return; // armed again once none runs
     const claim = this.#claim;
-    if (claim === undefined && this.#releases.size === 0) return; // outcomes only: their own rule
+    if (claim === undefined && !this.#claims.releasesPending) return; // outcomes only: their own rule
     this.#claim = undefined;
     claim?.abort();
     this.#fault('got no answer while stopping', new Error(`no answer within ${this.stopWaitMs} ms; stopped without waiting longer`));
-    for (const giveUp of [...this.#releases]) giveUp();
+    this.#claims.giveUpReleases();
     this.#checkQuiet();
   }
 
   #isQuiet(): boolean {
     // Releases to an engine out of reach may wait for it forever (a client queues them until it
     // reconnects): a stop does not wait for those. Closing the adapter ends them, and a release
-    // that fails then lets the claim go (see `#callFailed`); its lock lapses in the engine.
-    const waitedFor = this.unreachable ? this.#io - this.#releasing.size : this.#io;
+    // that fails then lets the claim go (see `HeldClaims`); its lock lapses in the engine.
+    const waitedFor = this.unreachable ? this.#claims.calls - this.#claims.releasing : this.#claims.calls;
     return this.running === 0 && waitedFor === 0 && this.#claim === undefined;
   }
 
@@ -754,10 +460,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
       clearTimeout(this.#claimTimer);
       this.#claimTimer = undefined;
     }
-    if (this.#extendTimer !== undefined) {
-      clearInterval(this.#extendTimer);
-      this.#extendTimer = undefined;
-    }
+    this.#claims.stopRenewing();
     // Bounded too: an adapter whose close waits for a hung engine must not hold the stop (it
     // should destroy its connections itself; `BullMQSource` does).
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -777,7 +480,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
 
   /** @internal Jobs it holds a claim on (unstarted, running, recording). */
   get heldCount(): number {
-    return this.#held.size;
+    return this.#claims.size;
   }
 }
 
