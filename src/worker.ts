@@ -139,6 +139,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #settling = false;
   /** Set while the core's notes are acted on, so the notes of user code that calls back in follow in order. */
   #draining = false;
+  /** The job whose finish is acting on the notes, in its own context already (see {@link WorkerImpl.#finish}). */
+  #inContextOf: JobRecord | undefined = undefined;
   /** Recoveries from a halt since the last macrotask (see `start`). */
   #recoveries = 0;
   readonly #onHookFault = (error: unknown): void => reportFault(this, error, 'a retry hook (retryIf or backoff) threw');
@@ -624,7 +626,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         job.scope = this.#remoteScopes?.get(job.home as RemoteSource<T, R>);
         const now = this.#clock.now();
         this.#sampler.saw(now);
-        core.created(job.home);
         // A remote source holds no timed job: add order places it.
         if (core.admit(job, undefined, now, this.#sampler.pick(job))) this.#endAddBatchWithRun();
         this.#busy = true;
@@ -688,7 +689,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<D, Q> {
     const job = newJobRecord(source, data, priority, parsed, key);
     if (this.#carriesContext) job.scope = captureContext();
-    this.#core.created(source as unknown as Source);
     if (this.#tap !== null) this.#tap.added(job as unknown as JobRecord);
     return job;
   }
@@ -803,11 +803,9 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
       if (core.phase === Phase.Started) {
         core.promote(now);
-        for (let job = core.next(now) as JobRecord | undefined; job !== undefined; job = core.next(now) as JobRecord | undefined) {
-          // In the context of the add that made the job (SPEC 13), whoever started it.
-          const scope = job.scope;
-          if (scope === undefined) this.#begin(job);
-          else scope.runInAsyncScope(this.#begin, this, job);
+        while (core.next(now) !== undefined) {
+          // Its Started note: `active`, then its handler (a synchronous one's finish, too).
+          this.#drain();
           if (core.slotsInUse < core.concurrency && core.needsClock) {
             now = this.#clock.now();
             core.promote(now);
@@ -854,12 +852,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       expired = true;
     }
     return expired;
-  }
-
-  /** Starts a job's attempt that the core has started: `active`, then its handler. */
-  #begin(job: JobRecord): void {
-    emitJob(this, 'active', job); // once the start is complete
-    this.#run(job);
   }
 
   #run(job: JobRecord): void {
@@ -912,16 +904,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const core = this.#core;
     if (startedAt !== UNTIMED) this.#metrics.sampleEnd(job, startedAt, this.#clock.now());
     try {
-      if (ok) {
-        // The time matters only to a retry after a timeout or a held redrive, both in the extras.
-        if (job.ext === undefined ? core.succeedPlain(job, value) : core.succeed(job, value, this.#clock.now())) {
-          deliverOutcome(job);
-          // In its context already: a synchronous handler's finish runs in its scope, an async
-          // one's in the reaction to its promise, which was awaited in that scope.
-          emitCompleted(this, job, value as R);
-          job.scope = undefined; // settled: it keeps no context alive
-        }
-      } else {
+      if (ok) core.succeed(job, value, core.finishNeedsTime(job) ? this.#clock.now() : UNTIMED);
+      else {
         let delay = -1;
         // A crash is the pool's health, whoever decides the retry (a remote job's engine, too).
         if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
@@ -934,8 +918,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       core.halt(invariantError);
     }
     if (job.home.isRemote) (job.home as RemoteSource).attemptEnded(job as RemoteJobRecord);
-    // The events of this finish come before anything the next pass starts.
+    // The events of this finish come before anything the next pass starts, in the job's context:
+    // this runs in it already (a synchronous handler's finish in the scope it was started in,
+    // an async one's in the reaction to its promise, awaited in that scope).
+    this.#inContextOf = job;
     this.#drain();
+    this.#inContextOf = undefined;
     if (this.#passing) return; // a synchronous handler: the pass loop goes on by itself
     if (core.phase === Phase.Started) this.#pass();
     else this.#settle();
@@ -1001,13 +989,38 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const outbox = this.#core.outbox;
     for (let note = outbox.next(); note !== -1; note = outbox.next()) {
       const job = outbox.job as JobRecord; // every job of a worker is its handle
-      const value = outbox.value;
-      const n = outbox.n;
-      // A job's notes are acted on in its context (SPEC 13): its events, its signal's abort.
-      const scope = note <= Note.TimedOut ? job.scope : undefined;
-      if (scope === undefined) this.#actOn(note, job, value, n);
-      else scope.runInAsyncScope(this.#actOn, this, note, job, value, n);
+      // A job's notes are acted on in its context (SPEC 13): its handler, its events, its
+      // signal's abort (entered unless a finish in that context is what acts on them). The hot
+      // path's two notes come first, with what they need only.
+      if (note === Note.Started) {
+        const scope = job.scope;
+        if (scope === undefined) this.#begin(job);
+        else scope.runInAsyncScope(this.#begin, this, job);
+      } else if (note === Note.Succeeded) {
+        const scope = job !== this.#inContextOf ? job.scope : undefined;
+        if (scope === undefined) this.#complete(job);
+        else scope.runInAsyncScope(this.#complete, this, job);
+      } else {
+        const value = outbox.value;
+        const n = outbox.n;
+        const scope = note <= Note.TimedOut && job !== this.#inContextOf ? job.scope : undefined;
+        if (scope === undefined) this.#actOn(note, job, value, n);
+        else scope.runInAsyncScope(this.#actOn, this, note, job, value, n);
+      }
     }
+  }
+
+  /** A job's attempt started ({@link Note.Started}): `active`, then its handler. */
+  #begin(job: JobRecord): void {
+    emitJob(this, 'active', job); // once the start is complete
+    this.#run(job);
+  }
+
+  /** A job succeeded ({@link Note.Succeeded}): its promise, then `completed`. */
+  #complete(job: JobRecord): void {
+    deliverOutcome(job);
+    emitCompleted(this, job, job.value as R);
+    job.scope = undefined; // settled: it keeps no context alive
   }
 
   /** Acts on one of the core's notes (see {@link WorkerImpl.#drainNotes}). */

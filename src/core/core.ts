@@ -185,10 +185,10 @@ export class Core {
 
   // ---------------------------------------------------------------- jobs arrive
 
-  /** A job was made for `source` by `add`, `publish` or `redrive` (counted even if it is cancelled at once). */
-  created(source: Lane): void {
+  /** A job was made for `lane` by `add`, `publish` or `redrive`: counted as added (even if it is cancelled at once). */
+  #added(lane: Lane): void {
     this.counters.added++;
-    source.counters.added++;
+    lane.counters.added++;
   }
 
   /** An add to `source` found its id in use there and returned the existing job instead. */
@@ -216,6 +216,12 @@ export class Core {
    * (see {@link endAddBatch}).
    */
   admit(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
+    this.#added(job.home);
+    return this.#join(job, runAt, now, timing);
+  }
+
+  /** {@link admit} without counting the job as added (a held redrive, counted when it was held). */
+  #join(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
     const lane = job.home;
     const wasEmpty = lane.length === 0;
     const ext = job.ext;
@@ -292,6 +298,7 @@ export class Core {
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
   hold(job: CoreJob, blocker: CoreJob, now: number): void {
+    this.#added(job.home);
     const ext = job.extras();
     ext.held = true;
     ext.heldBehind = blocker;
@@ -322,6 +329,7 @@ export class Core {
 
   /** A job whose `signal` had already aborted when it was added: it settles cancelled and never joins its source. */
   cancelAtAdd(job: CoreJob, reason: unknown): void {
+    this.#added(job.home);
     this.#settleCancelled(job, reason, false);
     this.counters.cancelled++;
     job.home.counters.cancelled++;
@@ -420,9 +428,8 @@ export class Core {
 
   /**
    * One start: the job the strategy chooses at `now`, marked running, with a slot taken and its
-   * deadline set; or `undefined` when jobs may not start, no slot is free or no source is
-   * eligible. The start is the job's only consequence, so no note is recorded: the shell emits
-   * `active` for the job returned (the hot path's one event, without a round through the outbox).
+   * deadline set, and a {@link Note.Started} for the shell to run it; or `undefined` when jobs
+   * may not start, no slot is free or no source is eligible.
    */
   next(now: number): CoreJob | undefined {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
@@ -466,6 +473,7 @@ export class Core {
       job.extras().deadline = deadline;
       this.deadlines.add(deadline);
     }
+    this.outbox.record(Note.Started, job, undefined, 0);
     if (source.sizeWatched) this.outbox.record(Note.Shrunk, undefined, source, 0);
     return job;
   }
@@ -482,12 +490,35 @@ export class Core {
   }
 
   /**
-   * The handler of `job` returned `value`. Returns whether the job succeeded now, which is then
-   * the transition's only consequence: the shell settles its promise and emits `completed` (the
-   * hot path's other event, without a round through the outbox). Otherwise (cancelled, failed or
-   * retried by a timeout) the notes say what happened.
+   * Whether {@link succeed} or {@link fail} of `job` needs the time: a retry after a timeout or
+   * a held redrive let in, both in the job's extras. Without them the shell need not read the clock.
+   */
+  finishNeedsTime(job: CoreJob): boolean {
+    return job.ext !== undefined;
+  }
+
+  /**
+   * The handler of `job` returned `value` at `now` ({@link UNTIMED} when
+   * {@link finishNeedsTime} says no). If the job still runs it succeeds ({@link Note.Succeeded});
+   * otherwise (cancelled, or failed or retried by a timeout) the notes say what happened. Returns
+   * whether it succeeded now.
    */
   succeed(job: CoreJob, value: unknown, now: number): boolean {
+    if (job.ext === undefined && job.runningInFlight) {
+      // The common case: no deadline, no timed-out attempt, no held successor. It succeeds with
+      // one write of its packed state, and its slot is freed.
+      job.succeedInFlight();
+      job.value = value;
+      this.counters.succeeded++;
+      const source = job.home;
+      source.counters.succeeded++;
+      this.outbox.record(Note.Succeeded, job, undefined, 0);
+      this.#freeSlot(source);
+      if (source.keys !== undefined) source.keys.finished(job);
+      if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
+      if (source.retiring) this.#retireIfDrained(source);
+      return true;
+    }
     this.#endAttempt(job);
     let completed = false;
     if (job.state === State.Running) {
@@ -497,31 +528,12 @@ export class Core {
         job.value = value;
         this.counters.succeeded++;
         job.home.counters.succeeded++;
+        this.outbox.record(Note.Succeeded, job, undefined, 0);
         completed = true;
       }
     }
     this.#release(job, now);
     return completed;
-  }
-
-  /**
-   * {@link succeed} for a job with no extras (so no deadline, no timed-out attempt and no held
-   * successor): while its attempt is running and in flight, it succeeds with one write of its
-   * packed state and its slot is freed. Anything else (it was cancelled meanwhile) takes the
-   * general path.
-   */
-  succeedPlain(job: CoreJob, value: unknown): boolean {
-    if (!job.runningInFlight) return this.succeed(job, value, UNTIMED);
-    job.succeedInFlight();
-    job.value = value;
-    this.counters.succeeded++;
-    const source = job.home;
-    source.counters.succeeded++;
-    this.#freeSlot(source);
-    if (source.keys !== undefined) source.keys.finished(job);
-    if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
-    if (source.retiring) this.#retireIfDrained(source);
-    return true;
   }
 
   /**
@@ -676,11 +688,11 @@ export class Core {
     ext.held = false;
     ext.heldBehind = undefined;
     job.home.held?.delete(job);
-    this.waiting--; // admit counts it again
+    this.waiting--; // #join counts it again
     // Always with the time: it is due from now on, and its add order (from the redrive) is older
     // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
-    this.admit(job, now, now, Timed.No);
+    this.#join(job, now, now, Timed.No);
   }
 
   // ---------------------------------------------------------------- keys (SPEC 10)

@@ -2,13 +2,18 @@ import type { CoreJob } from './job-record.js';
 
 /**
  * What a transition of the core leads to, for the shell to act on once the transition is
- * complete: settle a promise, abort a signal, emit an event. Recording instead of acting keeps
+ * complete: run a handler, settle a promise, abort a signal, emit an event. Every consequence
+ * goes through here, the hot path's too (a start, a success). Recording instead of acting keeps
  * user code (listeners, signal handlers) out of the middle of a state change, so whatever it
  * calls back into always finds a consistent worker.
  *
  * @internal
  */
 export const enum Note {
+  /** An attempt of a job started (a slot taken): emit `active`, then run its handler, in its context. */
+  Started,
+  /** A job succeeded with its `value`: resolve its promise, emit `completed`. */
+  Succeeded,
   /** An attempt failed with `value` and will be retried in `n` ms: emit `retrying`. */
   Retrying,
   /** A job failed for good with `value`: reject its promise, emit `failed`, and `dead` when `n` is 1 (kept). */
@@ -45,10 +50,8 @@ export class Outbox {
   #numbers: number[] = [];
   #read = 0;
   #write = 0;
-  /** The fields of the note last taken. */
-  #job: CoreJob | undefined = undefined;
-  #value: unknown = undefined;
-  #n = 0;
+  /** The index of the note last taken, whose fields {@link job}, {@link value} and {@link n} read. */
+  #taken = -1;
 
   /** Whether anything waits to be acted on. */
   get pending(): boolean {
@@ -65,41 +68,39 @@ export class Outbox {
 
   /**
    * Takes the next note, or returns -1 when none is left; its fields are then read with
-   * {@link job}, {@link value} and {@link n} until the next call. A taken note keeps no job (or
-   * its data) alive.
+   * {@link job}, {@link value} and {@link n} until the next call, which lets go of them: a
+   * taken note keeps no job (or its data) alive past the next call.
    */
   next(): Note | -1 {
+    const taken = this.#taken;
+    if (taken >= 0) {
+      this.#jobs[taken] = undefined;
+      this.#values[taken] = undefined;
+    }
     const at = this.#read;
     if (at === this.#write) {
-      this.#job = undefined;
-      this.#value = undefined;
+      this.#taken = -1;
       if (at > 0) this.#rewind();
       return -1;
     }
     this.#read = at + 1;
-    const jobs = this.#jobs;
-    const values = this.#values;
-    this.#job = jobs[at];
-    this.#value = values[at];
-    this.#n = this.#numbers[at] as number;
-    jobs[at] = undefined;
-    values[at] = undefined;
+    this.#taken = at;
     return this.#notes[at] as Note;
   }
 
   /** The job of the note last taken. */
   get job(): CoreJob {
-    return this.#job as CoreJob;
+    return this.#jobs[this.#taken] as CoreJob;
   }
 
   /** The value of the note last taken. */
   get value(): unknown {
-    return this.#value;
+    return this.#values[this.#taken];
   }
 
   /** The number of the note last taken. */
   get n(): number {
-    return this.#n;
+    return this.#numbers[this.#taken] as number;
   }
 
   /** Everything was acted on: write from the start again, and give a burst's capacity back. */

@@ -72,6 +72,8 @@ export interface SimSummary {
 
 /** Every note's name, by note: a note added to `Note` and not here fails to compile. */
 const NOTE_NAME: Record<Note, string> = {
+  [Note.Started]: 'Started',
+  [Note.Succeeded]: 'Succeeded',
   [Note.Retrying]: 'Retrying',
   [Note.Failed]: 'Failed',
   [Note.RemoteRetrying]: 'RemoteRetrying',
@@ -833,7 +835,7 @@ export class Simulation {
     job.attempt = attempt;
     this.#inFlight.add(attempt);
     this.#starts++;
-    this.expect([], 'next'); // a start records no note: the shell emits 'active' for the job returned
+    this.expect([[Note.Started, job]], 'next');
     return record;
   }
 
@@ -961,13 +963,15 @@ export class Simulation {
     const expected: Expected[] = [];
     this.note(`settle job #${job.n} attempt ${attempt.n} ${attempt.ok ? 'ok' : 'failed'} (model ${job.state})`);
     if (attempt.ok) {
-      // As the shell does: a job without extras takes the core's plain path.
-      const completed = record.ext === undefined ? core.succeedPlain(record, RESULT) : core.succeed(record, RESULT, this.now);
+      const completed = core.succeed(record, RESULT, core.finishNeedsTime(record) ? this.now : UNTIMED);
       const succeeds = running && attempt.timedOutRetry === undefined;
       this.eq(completed, succeeds, `succeed() of job #${job.n} says it completed`);
       if (running) {
         if (attempt.timedOutRetry !== undefined) expected.push(this.#retry(job, attempt.timedOutRetry));
-        else job.state = 'succeeded';
+        else {
+          job.state = 'succeeded';
+          expected.push([Note.Succeeded, job]);
+        }
       }
       if (completed) {
         this.#completions++;
@@ -1072,7 +1076,6 @@ export class Simulation {
 
   #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key?: string): MJob {
     const record = newJobRecord(source, data, priority, parsed, key);
-    this.core.created(source);
     this.#created++;
     const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
     this.#jobs.set(record, job);
