@@ -52,8 +52,15 @@ export abstract class BinaryHeap {
 
   /** Moves the entry at `at` down to its place. */
   protected siftDown(at: number): void {
+    // Settled already (a leaf, or no child goes before it): nothing moves, as in `siftUp`.
+    const n = this.count;
+    let child = 2 * at;
+    if (child > n) return;
+    if (child < n && this.before(child + 1, child)) child++;
+    if (!this.before(child, at)) return;
     this.move(at, 0);
-    this.sinkHeld(at);
+    this.move(child, at);
+    this.sinkHeld(child);
   }
 
   /** Puts the entry in the scratch slot at its place at or below the hole at `at`. */
