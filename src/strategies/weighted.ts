@@ -18,6 +18,8 @@ class Member implements HeapPlaced {
   credit: number;
   entered = false;
   heapAt = -1;
+  /** Its weight's group, once it has been eligible. */
+  group: WeightGroup | undefined = undefined;
   constructor(id: number, weight: number, credit: number) {
     this.id = id;
     this.weight = weight;
@@ -89,7 +91,7 @@ class WeightedCredits {
     const member = this.#members[id] as Member;
     member.rank = rank;
     if (member.entered) {
-      const heap = (this.#byWeight.get(member.weight) as WeightGroup).heap;
+      const heap = (member.group as WeightGroup).heap;
       heap.setKeysAt(member.heapAt, heap.firstAt(member.heapAt), rank);
     }
   }
@@ -102,7 +104,7 @@ class WeightedCredits {
   credit(id: number): number {
     const member = this.#members[id] as Member;
     if (!member.entered) return member.credit;
-    const heap = (this.#byWeight.get(member.weight) as WeightGroup).heap;
+    const heap = (member.group as WeightGroup).heap;
     return -heap.firstAt(member.heapAt) + member.weight * this.#picks;
   }
 
@@ -111,12 +113,16 @@ class WeightedCredits {
     const member = this.#members[id] as Member;
     const weight = member.weight;
     this.#total += weight;
-    let group = this.#byWeight.get(weight);
+    let group = member.group;
     if (group === undefined) {
-      group = new WeightGroup(weight);
-      this.#byWeight.set(weight, group);
-      this.#groups.push(group);
-      if (weight > this.#maxWeight) this.#maxWeight = weight;
+      group = this.#byWeight.get(weight);
+      if (group === undefined) {
+        group = new WeightGroup(weight);
+        this.#byWeight.set(weight, group);
+        this.#groups.push(group);
+        if (weight > this.#maxWeight) this.#maxWeight = weight;
+      }
+      member.group = group;
     }
     member.entered = true;
     group.heap.push(member, -(member.credit - weight * this.#picks), member.rank);
@@ -126,7 +132,7 @@ class WeightedCredits {
   leave(id: number): void {
     const member = this.#members[id] as Member;
     const weight = member.weight;
-    const heap = (this.#byWeight.get(weight) as WeightGroup).heap;
+    const heap = (member.group as WeightGroup).heap;
     member.credit = -heap.firstAt(member.heapAt) + weight * this.#picks;
     heap.removeAt(member.heapAt);
     member.entered = false;
@@ -146,7 +152,7 @@ class WeightedCredits {
       const group = groups[g] as WeightGroup;
       const heap = group.heap;
       if (heap.length === 0) continue;
-      const credit = -heap.peekKey() + group.weight * picks;
+      const credit = -heap.firstAt(1) + group.weight * picks;
       if (credit > bestCredit || (credit === bestCredit && heap.itemAt(1).rank < (best as Member).rank)) {
         best = heap.itemAt(1);
         bestGroup = group;
@@ -155,7 +161,7 @@ class WeightedCredits {
     }
     if (best === undefined) return -1; // unreachable: a pick is asked only when one is eligible
     const heap = (bestGroup as WeightGroup).heap;
-    heap.rekeyAt(1, heap.peekKey() + this.#total);
+    heap.rekeyAt(1, heap.firstAt(1) + this.#total);
     return best.id;
   }
 
