@@ -1,10 +1,11 @@
 /**
- * The binary heap behind a priority queue's due jobs (`src/internal/heap.ts`): its first 262,144
- * slots are one array, the rest chunks of 16,384 made at full size, and these runs cross both
- * boundaries both ways.
+ * qmux's one binary heap (`src/internal/heap.ts`): the sifting of `BinaryHeap`, under its two
+ * layouts. `Heap` is the one behind a priority queue's due jobs: its first 262,144 slots are one
+ * array, the rest chunks of 16,384 made at full size, and these runs cross both boundaries both
+ * ways. `KeyedHeap` keeps two numeric keys in typed arrays, and serves every other heap.
  */
 import { describe, expect, it } from 'vitest';
-import { Heap } from '../src/internal/heap.js';
+import { type HeapPlaced, Heap, KeyedHeap } from '../src/internal/heap.js';
 import { Rng } from './sim/prng.js';
 
 interface Item {
@@ -110,5 +111,171 @@ describe('Heap', () => {
     for (const item of kept) if (heap.pop() !== item) wrong++;
     expect(wrong).toBe(0);
     expect(heap.length).toBe(0);
+  });
+});
+
+/** An item of a tracked heap. */
+class Placed implements HeapPlaced {
+  heapAt = -1;
+  constructor(
+    readonly id: number,
+    public first: number,
+    readonly second: number,
+  ) {}
+}
+
+/**
+ * The hand-written, 0-based heap that Deadlines and RateHeld each had before they shared
+ * KeyedHeap (the same strict comparisons, a hole instead of swaps): equal keys must come out in
+ * the very same order from the shared heap, since nothing else orders them.
+ */
+class OldIndexedHeap {
+  items: Placed[] = [];
+  push(item: Placed): void {
+    item.heapAt = this.items.length;
+    this.items.push(item);
+    this.#up(item.heapAt);
+  }
+  pop(): Placed | undefined {
+    const top = this.items[0];
+    if (top !== undefined) this.remove(top);
+    return top;
+  }
+  remove(item: Placed): void {
+    const at = item.heapAt;
+    item.heapAt = -1;
+    const last = this.items.pop() as Placed;
+    if (last !== item) {
+      this.items[at] = last;
+      last.heapAt = at;
+      this.#up(at);
+      this.#down(last.heapAt);
+    }
+  }
+  #before(a: Placed, b: Placed): boolean {
+    return a.first < b.first || (a.first === b.first && a.second < b.second);
+  }
+  #up(i: number): void {
+    const items = this.items;
+    const item = items[i] as Placed;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const up = items[parent] as Placed;
+      if (!this.#before(item, up)) break;
+      items[i] = up;
+      up.heapAt = i;
+      i = parent;
+    }
+    items[i] = item;
+    item.heapAt = i;
+  }
+  #down(i: number): void {
+    const items = this.items;
+    const n = items.length;
+    const item = items[i] as Placed;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && this.#before(items[child + 1] as Placed, items[child] as Placed)) child++;
+      const down = items[child] as Placed;
+      if (!this.#before(down, item)) break;
+      items[i] = down;
+      down.heapAt = i;
+      i = child;
+    }
+    items[i] = item;
+    item.heapAt = i;
+  }
+}
+
+describe('KeyedHeap', () => {
+  it('gives items back by (first, second) over random pushes and pops, growing and shrinking its arrays', () => {
+    const rng = new Rng(21);
+    const heap = new KeyedHeap<number>();
+    const held: [number, number, number][] = [];
+    let seq = 0;
+    let wrong = 0;
+    for (const [target, pushChance] of [
+      [5_000, 0.8],
+      [10, 0.2],
+      [3_000, 0.7],
+      [0, 0.3],
+    ] as const) {
+      while (held.length !== target) {
+        if (held.length === 0 || rng.chance(pushChance)) {
+          const entry: [number, number, number] = [rng.int(0, 30), seq, seq++];
+          heap.push(entry[2], entry[0], entry[1]);
+          held.push(entry);
+        } else {
+          held.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+          const [first, second, id] = held.shift() as [number, number, number];
+          if (heap.peekKey() !== first || heap.peekSecond() !== second || heap.peek() !== id || heap.pop() !== id) wrong++;
+        }
+      }
+      expect(heap.length).toBe(target);
+    }
+    expect(wrong).toBe(0);
+    expect(heap.pop()).toBeUndefined();
+    expect(heap.peekKey()).toBe(Infinity);
+  });
+
+  it('tracked: removeAt by the position written into the item, rekeyAt, and the same order of equal keys as the heaps it replaced', () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const rng = new Rng(seed);
+      const heap = new KeyedHeap<Placed>({ tracked: true });
+      const old = new OldIndexedHeap();
+      const mine: Placed[] = [];
+      const theirs: Placed[] = [];
+      let id = 0;
+      for (let step = 0; step < 3000; step++) {
+        const r = rng.next();
+        if (r < 0.5 || mine.length === 0) {
+          // Few distinct keys, second key 0 (as Deadlines and RateHeld push): ties everywhere.
+          const first = rng.int(0, 8);
+          const a = new Placed(id, first, 0);
+          const b = new Placed(id++, first, 0);
+          heap.push(a, first, 0);
+          old.push(b);
+          mine.push(a);
+          theirs.push(b);
+        } else if (r < 0.7) {
+          const i = rng.int(0, mine.length - 1);
+          const a = mine.splice(i, 1)[0] as Placed;
+          const b = theirs.splice(i, 1)[0] as Placed;
+          expect(heap.itemAt(a.heapAt)).toBe(a);
+          heap.removeAt(a.heapAt);
+          old.remove(b);
+        } else {
+          const a = heap.pop() as Placed;
+          const b = old.pop() as Placed;
+          expect(a.id).toBe(b.id);
+          mine.splice(mine.indexOf(a), 1);
+          theirs.splice(theirs.indexOf(b), 1);
+        }
+        for (let at = 1; at <= heap.length; at++) if (heap.itemAt(at).heapAt !== at) expect.fail(`position ${at} not tracked`);
+      }
+      // rekeyAt: every item gets a new first key, in place; the order follows.
+      for (const a of [...mine]) {
+        a.first = rng.int(0, 100);
+        heap.rekeyAt(a.heapAt, a.first);
+      }
+      const sorted = [...mine].sort((a, b) => a.first - b.first);
+      for (const a of sorted) expect(heap.pop()?.first).toBe(a.first);
+    }
+  });
+
+  it('tagged: carries a number beside each item that filterInPlace can read, and countAtMost counts the top', () => {
+    const heap = new KeyedHeap<string>({ tagged: true });
+    for (let i = 0; i < 100; i++) heap.push(`i${i}`, i % 10, i, i * 2);
+    expect(heap.countAtMost(2, () => true)).toBe(30);
+    expect(heap.countAtMost(2, (item) => item !== 'i0')).toBe(29);
+    heap.filterInPlace((_item, tag) => tag % 4 === 0); // even i
+    expect(heap.length).toBe(50);
+    const out: string[] = [];
+    for (let at = 1; at <= heap.length; at++) expect(heap.tagAt(at)).toBe(Number(heap.itemAt(at).slice(1)) * 2);
+    for (let item = heap.pop(); item !== undefined; item = heap.pop()) out.push(item);
+    const expected = Array.from({ length: 50 }, (_, k) => 2 * k).sort((a, b) => (a % 10) - (b % 10) || a - b);
+    expect(out).toEqual(expected.map((i) => `i${i}`));
+    expect(heap.values()).toEqual([]);
   });
 });

@@ -5,7 +5,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EligibleSet } from '../src/core/eligible-set.js';
-import { Strategy, Topic, Worker, type Job, type Picker } from '../src/index.js';
+import { Strategy, Topic, Worker, type Job, type Picker, type SourceView } from '../src/index.js';
+import type { Lane } from '../src/core/lane.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE } from '../src/strategies/fast.js';
 import type { Strategy as StrategyType } from '../src/strategies/strategy.js';
 import { Rng } from './sim/prng.js';
 
@@ -181,4 +183,112 @@ describe('the built-in strategies over the kept eligible set', () => {
     expect(maxLen).not.toEqual(roundRobin);
     expect(minLen).not.toEqual(priority);
   });
+});
+
+/** A stand-in for a bound source's lane: the fields the fast path reads. */
+interface FakeSource {
+  slot: number;
+  index: number;
+  bindOrder: number;
+  priority: number | undefined;
+  weight: number;
+  length: number;
+  eligible: boolean;
+  readonly dueLength: number;
+}
+
+/** The SPEC 4 table, naively: what each strategy picks from `list`, given its own state. */
+function referencePicker(name: string): (list: readonly FakeSource[]) => number {
+  let last = -1;
+  const credits: number[] = [];
+  return (list) => {
+    const eligible = list.filter((s) => s.eligible);
+    if (name === 'Priority') return (eligible[0] as FakeSource).index;
+    if (name === 'RoundRobin') {
+      const next = eligible.find((s) => s.index > last) ?? (eligible[0] as FakeSource);
+      last = next.index;
+      return next.index;
+    }
+    if (name === 'MaxLen' || name === 'MinLen') {
+      const sign = name === 'MaxLen' ? 1 : -1;
+      return eligible.reduce((best, s) => (sign * s.length > sign * best.length ? s : best)).index;
+    }
+    let total = 0;
+    let best: FakeSource | undefined;
+    for (const s of eligible) {
+      credits[s.index] = (credits[s.index] ?? 0) + s.weight;
+      total += s.weight;
+      if (best === undefined || (credits[s.index] as number) > (credits[best.index] as number)) best = s;
+    }
+    credits[(best as FakeSource).index] = (credits[(best as FakeSource).index] as number) - total;
+    return (best as FakeSource).index;
+  };
+}
+
+describe('each built-in strategy is written once', () => {
+  for (const name of ['Priority', 'RoundRobin', 'Weighted', 'MaxLen', 'MinLen'] as const) {
+    it(`Strategy.${name}: public pick(list) and the fast path pick alike, and as SPEC 4 says, over random states`, () => {
+      for (const seed of [1, 2, 3, 4]) {
+        const rng = new Rng(seed);
+        const n = rng.int(2, 40);
+        const sources: FakeSource[] = Array.from({ length: n }, (_, i) => ({
+          slot: i,
+          index: i,
+          bindOrder: i + 1,
+          priority: undefined,
+          weight: rng.int(1, 6),
+          length: 0,
+          eligible: false,
+          get dueLength(): number {
+            return this.length;
+          },
+        }));
+        // The public pick sees plain views (live getters over the same sources).
+        const views: SourceView[] = sources.map((s) => ({
+          name: `s${s.index}`,
+          index: s.index,
+          priority: undefined,
+          weight: s.weight,
+          get length() {
+            return s.length;
+          },
+          running: 0,
+          get eligible() {
+            return s.eligible;
+          },
+        }));
+        const slow = Strategy[name].create();
+        const fast = fastPickerOf(Strategy[name].create()) as FastPicker;
+        const reference = referencePicker(name);
+        const set = new EligibleSet();
+        set.reset(64);
+        const list = sources as unknown as Lane[];
+        for (const source of list) fast[BOUND]?.(source);
+        for (let step = 0; step < 3000; step++) {
+          // Change a few sources: eligibility (through the notes the dispatcher sends) and length.
+          for (let k = rng.int(0, 3); k > 0; k--) {
+            const s = sources[rng.int(0, n - 1)] as FakeSource;
+            s.length = rng.chance(0.2) ? 0 : rng.int(1, 50);
+            const eligible = s.length > 0 && rng.chance(0.7);
+            if (eligible === s.eligible) continue;
+            s.eligible = eligible;
+            if (eligible) {
+              set.add(s.index);
+              fast[ENTERED]?.(s as unknown as Lane);
+            } else {
+              set.delete(s.index);
+              fast[LEFT]?.(s as unknown as Lane);
+            }
+          }
+          if (set.size === 0) continue;
+          const expected = reference(sources);
+          const bySlow = slow.pick(views).index;
+          const byFast = (fast[PICK_ELIGIBLE](set, list) as unknown as FakeSource).index;
+          if (bySlow !== expected || byFast !== expected) {
+            expect({ seed, step, bySlow, byFast }).toEqual({ seed, step, bySlow: expected, byFast: expected });
+          }
+        }
+      }
+    });
+  }
 });

@@ -6,9 +6,10 @@ import type { Picker } from './strategy.js';
  * The built-in strategies' fast interface. The dispatcher keeps the eligible sources in an
  * {@link EligibleSet} by list position; a picker with {@link PICK_ELIGIBLE} picks from that set
  * instead of walking every view of the list, and hears (through {@link ENTERED} and
- * {@link LEFT}) when a source joins or leaves it. It must pick exactly what its public `pick`
- * would pick from the same state (SPEC 4): the public contract stays for custom strategies and
- * for whoever calls a built-in picker directly.
+ * {@link LEFT}) when a source joins or leaves it. It picks exactly what its public `pick` would
+ * pick from the same state (SPEC 4), because both run the same code: each built-in strategy is
+ * written once, over `Candidates` (see `candidates.ts`), or for `Weighted` over its credits. The
+ * public contract stays for custom strategies and for whoever calls a built-in picker directly.
  *
  * Symbols, so that a custom picker cannot have such a method by chance.
  *

@@ -1,50 +1,49 @@
 import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
+import { type Candidates, NO_LANES, NO_VIEWS, SetCandidates, ViewCandidates } from './candidates.js';
 import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
 /**
- * The eligible entry with the highest `sign * length` (sign 1: longest, -1: shortest); the strict
- * comparison gives ties to the first in the list.
+ * The strategy, once: the eligible position with the highest `sign * length` (sign 1: longest,
+ * -1: shortest), walked in list order; the strict comparison gives ties to the first in the list.
  */
-function pickByLength(list: readonly SourceView[], sign: 1 | -1): SourceView {
-  let best: SourceView | undefined;
+function pickByLength(candidates: Candidates, sign: 1 | -1): number {
+  let best = -1;
   let bestKey = -Infinity;
-  for (let i = 0; i < list.length; i++) {
-    const view = list[i] as SourceView;
-    if (!view.eligible) continue;
-    const key = sign * view.length;
+  for (let at = candidates.first(); at >= 0; at = candidates.nextFrom(at + 1)) {
+    const key = sign * candidates.length(at);
     if (key > bestKey) {
-      best = view;
+      best = at;
       bestKey = key;
     }
   }
-  return best as SourceView;
+  return best;
 }
 
 /**
- * {@link pickByLength} over the eligible set: the same walk in list order, skipping the sources
- * that are not eligible without asking each, and reading each length as its view would.
+ * A stateless picker by length: one serves every worker. A pick runs to its end without calling
+ * out to anything that could pick again, so the two candidate holders are shared too; each lets
+ * go of its list when the pick is done.
  */
-function pickEligibleByLength(eligible: EligibleSet, list: readonly Lane[], sign: 1 | -1): Lane {
-  let best: Lane | undefined;
-  let bestKey = -Infinity;
-  for (let at = eligible.first(); at >= 0; at = eligible.nextFrom(at + 1)) {
-    const source = list[at] as Lane;
-    const key = sign * source.dueLength;
-    if (key > bestKey) {
-      best = source;
-      bestKey = key;
-    }
-  }
-  return best as Lane;
-}
-
-/** A stateless picker by length: one serves every worker. */
 function byLength(sign: 1 | -1): Picker {
+  const views = new ViewCandidates();
+  const sources = new SetCandidates();
   const picker: FastPicker = {
-    pick: (list: readonly SourceView[]) => pickByLength(list, sign),
-    [PICK_ELIGIBLE]: (eligible: EligibleSet, list: readonly Lane[]) => pickEligibleByLength(eligible, list, sign),
+    pick(list: readonly SourceView[]): SourceView {
+      views.list = list;
+      const at = pickByLength(views, sign);
+      views.list = NO_VIEWS;
+      return list[at] as SourceView;
+    },
+    [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
+      sources.eligible = eligible;
+      sources.list = list;
+      const at = pickByLength(sources, sign);
+      sources.eligible = undefined;
+      sources.list = NO_LANES;
+      return list[at] as Lane;
+    },
   };
   return Object.freeze(picker);
 }

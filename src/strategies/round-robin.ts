@@ -1,6 +1,7 @@
 import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
+import { type Candidates, NO_VIEWS, SetCandidates, ViewCandidates } from './candidates.js';
 import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
 import type { Picker, SourceView, Strategy } from './strategy.js';
 
@@ -15,68 +16,61 @@ class RoundRobinPicker implements FastPicker {
   #lastIndex = -1;
   #lastPriority = Infinity;
   #lastOrder = 0;
+  readonly #views = new ViewCandidates();
+  /** The worker's own picker: it may keep the worker's list between picks. */
+  readonly #sources = new SetCandidates();
 
   served(view: SourceView): void {
-    this.#remember(view);
+    this.#remember(view.index, view.priority ?? Infinity, bindOrderOf(view));
   }
 
   pick(list: readonly SourceView[]): SourceView {
-    const n = list.length;
+    const views = this.#views;
+    views.list = list;
+    const at = this.#pick(views);
+    views.list = NO_VIEWS;
+    return list[at] as SourceView;
+  }
+
+  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
+    const sources = this.#sources;
+    sources.eligible = eligible;
+    sources.list = list;
+    return list[this.#pick(sources)] as Lane;
+  }
+
+  /** The strategy, once: the first eligible position at or after the turn, else the first. */
+  #pick(candidates: Candidates): number {
     // The turn goes to whoever follows the last-served source now (binding can shift indices).
     // If that source has left the list, the turn goes to the first source ranked after the place
     // it held, even if sources were bound or unbound around it meanwhile.
     let start = 0;
     if (this.#served) {
-      const there = this.#lastIndex < 0 ? undefined : list[this.#lastIndex];
-      if (there !== undefined && bindOrderOf(there) === this.#lastOrder) start = this.#lastIndex + 1;
-      else {
-        start = list.findIndex((view) => this.#ranksAfterLast(view));
-        if (start < 0) start = 0;
-      }
+      const last = this.#lastIndex;
+      if (last >= 0 && last < candidates.size && candidates.order(last) === this.#lastOrder) start = last + 1;
+      else start = this.#firstAfterLast(candidates);
     }
-    for (let k = 0; k < n; k++) {
-      const view = list[(start + k) % n] as SourceView;
-      if (view.eligible) {
-        this.#remember(view);
-        return view;
-      }
-    }
-    return undefined as never; // unreachable: pick is called only when an entry is eligible
+    let at = candidates.nextFrom(start);
+    if (at < 0) at = candidates.first();
+    if (at < 0) return -1; // unreachable: a pick is asked only when an entry is eligible
+    this.#remember(at, candidates.rank(at), candidates.order(at));
+    return at;
   }
 
-  /** {@link pick} over the eligible set: the first eligible at or after the turn, else the first. */
-  [PICK_ELIGIBLE](eligible: EligibleSet, list: readonly Lane[]): Lane {
-    let start = 0;
-    if (this.#served) {
-      const there = this.#lastIndex < 0 ? undefined : list[this.#lastIndex];
-      if (there !== undefined && there.bindOrder === this.#lastOrder) start = this.#lastIndex + 1;
-      else {
-        start = list.findIndex((source) => this.#ranksAfterLast(source.view));
-        if (start < 0) start = 0;
-      }
-    }
-    let at = eligible.nextFrom(start);
-    if (at < 0) at = eligible.first();
-    const source = list[at] as Lane;
+  #remember(index: number, priority: number, order: number): void {
     this.#served = true;
-    this.#lastIndex = at;
-    this.#lastPriority = source.priority ?? Infinity;
-    this.#lastOrder = source.bindOrder;
-    return source;
+    this.#lastIndex = index;
+    this.#lastPriority = priority;
+    this.#lastOrder = order;
   }
 
-  #remember(view: SourceView): void {
-    this.#served = true;
-    this.#lastIndex = view.index;
-    this.#lastPriority = view.priority ?? Infinity;
-    this.#lastOrder = bindOrderOf(view);
-  }
-
-  /** Whether `view` comes after the last-served source in list order. */
-  #ranksAfterLast(view: SourceView): boolean {
-    const priority = view.priority ?? Infinity;
-    if (priority !== this.#lastPriority) return priority > this.#lastPriority;
-    return bindOrderOf(view) > this.#lastOrder;
+  /** The first position that comes after the last-served source in list order, or 0. */
+  #firstAfterLast(candidates: Candidates): number {
+    for (let at = 0; at < candidates.size; at++) {
+      const priority = candidates.rank(at);
+      if (priority !== this.#lastPriority ? priority > this.#lastPriority : candidates.order(at) > this.#lastOrder) return at;
+    }
+    return 0;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { EligibleSet } from '../core/eligible-set.js';
+import { type HeapPlaced, KeyedHeap } from '../internal/heap.js';
 import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
 import { BOUND, ENTERED, type FastPicker, LEFT, PICK_ELIGIBLE, UNBOUND } from './fast.js';
@@ -7,235 +8,197 @@ import type { Picker, SourceView, Strategy } from './strategy.js';
 /** Past this, `picks * weight` could lose integer precision: rebase the credits. */
 const REBASE_AT = 2 ** 50;
 
+/** One member of a {@link WeightedCredits}: a bound source, by an id its caller chose. */
+class Member implements HeapPlaced {
+  readonly id: number;
+  readonly weight: number;
+  /** Its list position (the tie-break: first in the list wins). */
+  rank = 0;
+  /** While it is out: its credit. (While in, its stored credit is in its group's heap.) */
+  credit: number;
+  entered = false;
+  heapAt = -1;
+  /** Its weight's group, once it has been eligible. */
+  group: WeightGroup | undefined = undefined;
+  constructor(id: number, weight: number, credit: number) {
+    this.id = id;
+    this.weight = weight;
+    this.credit = credit;
+  }
+}
+
 /**
- * The eligible sources of one weight, as a binary heap of slots: highest stored credit first,
- * then first in the list. While a source is eligible, its credit after `G` picks is its stored
- * value plus `weight * G`, so within a weight the order of credits is the order of stored values,
- * which only the winner's charge changes.
+ * The eligible members of one weight, as a tracked heap: highest stored credit first (the first
+ * key is its negation), then first in the list. While a member is eligible, its credit after `G`
+ * picks is its stored value plus `weight * G`, so within a weight the order of credits is the
+ * order of stored values, which only the winner's charge changes.
  */
 class WeightGroup {
   readonly weight: number;
-  heap = new Int32Array(8);
-  size = 0;
+  readonly heap = new KeyedHeap<Member>({ tracked: true });
   constructor(weight: number) {
     this.weight = weight;
   }
 }
 
 /**
- * nginx's smooth weighted round-robin. Every eligible source adds its weight to its credit; the
- * highest credit wins (first in the list on a tie) and is charged the sum of the eligible weights.
- * Ineligible sources neither gain credit nor count in the sum, so a source that was empty for a
- * while comes back with the credit it left with: no burst.
+ * nginx's smooth weighted round-robin, written once: both the public `pick(list)` and the fast
+ * path run it. Every eligible member adds its weight to its credit; the highest credit wins
+ * (first in the list on a tie) and is charged the sum of the eligible weights. Ineligible members
+ * neither gain credit nor count in the sum, so a source that was empty for a while comes back
+ * with the credit it left with: no burst.
+ *
+ * Without touching every member per pick: every eligible member gains its weight at every pick,
+ * so instead of adding it, count the picks (`#picks`) and store, for an eligible member, its
+ * credit minus `weight * #picks` (for an ineligible one, its credit). A pick then compares the
+ * top of each weight's heap (the members of one weight keep their order between picks) and
+ * charges the winner the eligible total: O(distinct weights + log n).
  */
-class WeightedPicker implements FastPicker {
-  /**
-   * The bind orders of the sources as last seen (see `bindOrderOf`: not the views, which would
-   * keep a source that left the list alive), and their credits at the same positions.
-   */
-  #orders: number[] = [];
-  #credits: number[] = [];
-
-  pick(list: readonly SourceView[]): SourceView {
-    this.#sync(list);
-    const credits = this.#credits;
-    let total = 0;
-    let best = -1;
-    let bestCredit = -Infinity;
-    for (let i = 0; i < list.length; i++) {
-      const view = list[i] as SourceView;
-      if (!view.eligible) continue;
-      const weight = view.weight;
-      const credit = (credits[i] as number) + weight;
-      credits[i] = credit;
-      total += weight;
-      if (credit > bestCredit) {
-        best = i;
-        bestCredit = credit;
-      }
-    }
-    if (best < 0) return undefined as never; // unreachable: pick is called only when an entry is eligible
-    credits[best] = bestCredit - total;
-    return list[best] as SourceView;
-  }
-
-  // ------------------------------------------------------------ the fast path (the dispatcher's)
-  //
-  // The same sequence as `pick`, without touching every source per pick. Every eligible source
-  // gains its weight at every pick, so instead of adding it, count the picks (`#picks`) and store,
-  // for an eligible source, its credit minus `weight * #picks` (for an ineligible one, its credit).
-  // A pick then compares the top of each weight's heap (the sources of one weight keep their order
-  // between picks) and charges the winner the eligible total: O(distinct weights + log n).
-
+class WeightedCredits {
   #picks = 0;
   /** The sum of the eligible weights. */
   #total = 0;
   #maxWeight = 1;
-  /** By slot: the stored credit (see above), the place in its group's heap, the source. */
-  #stored = new Float64Array(16);
-  #place = new Int32Array(16);
-  #sources: (Lane | undefined)[] = [];
-  /** By slot: the source's list position, renumbered on every bind and unbind (the tie-break). */
-  #rank = new Float64Array(16);
+  /** By id. */
+  readonly #members: (Member | undefined)[] = [];
   readonly #groups: WeightGroup[] = [];
   readonly #byWeight = new Map<number, WeightGroup>();
 
-  [BOUND](source: Lane): void {
-    const slot = source.slot;
-    if (slot >= this.#stored.length) {
-      const stored = new Float64Array(Math.max(slot + 1, this.#stored.length * 2));
-      stored.set(this.#stored);
-      this.#stored = stored;
-      const place = new Int32Array(stored.length);
-      place.set(this.#place);
-      this.#place = place;
-      const rank = new Float64Array(stored.length);
-      rank.set(this.#rank);
-      this.#rank = rank;
-    }
-    this.#stored[slot] = 0;
-    this.#sources[slot] = source;
-    this.#rerank();
+  /** A member joins (not eligible) with `credit`. */
+  bind(id: number, weight: number, credit: number): void {
+    this.#members[id] = new Member(id, weight, credit);
   }
 
-  [UNBOUND](source: Lane): void {
-    this.#sources[source.slot] = undefined;
-    this.#rerank();
-    // The last bound source of its weight takes the weight's group with it: sources that come
+  /** Member `id` leaves (after {@link leave} if it was eligible). */
+  unbind(id: number): void {
+    const member = this.#members[id] as Member;
+    if (member.entered) this.leave(id);
+    this.#members[id] = undefined;
+    // The last bound member of its weight takes the weight's group with it: sources that come
     // and go (subscriptions, remote sources) with ever new weights would otherwise leave one
-    // group each behind, and every pick compares every group. Kept while any bound source has
+    // group each behind, and every pick compares every group. Kept while any bound member has
     // that weight, so a source going empty and back costs no allocation.
-    const weight = source.weight;
+    const weight = member.weight;
     const group = this.#byWeight.get(weight);
-    if (group === undefined || group.size > 0) return;
-    for (const other of this.#sources) if (other !== undefined && other.weight === weight) return;
+    if (group === undefined || group.heap.length > 0) return;
+    for (const other of this.#members) if (other !== undefined && other.weight === weight) return;
     this.#byWeight.delete(weight);
     this.#groups.splice(this.#groups.indexOf(group), 1);
   }
 
-  /** Reads every bound source's list position again. Their order does not change, so the heaps stay valid. */
-  #rerank(): void {
-    const sources = this.#sources;
-    for (let slot = 0; slot < sources.length; slot++) {
-      const source = sources[slot];
-      if (source !== undefined) this.#rank[slot] = source.index;
+  /** Member `id`'s list position, which must keep the order of the others' (see {@link Member.rank}). */
+  setRank(id: number, rank: number): void {
+    const member = this.#members[id] as Member;
+    member.rank = rank;
+    if (member.entered) {
+      const heap = (member.group as WeightGroup).heap;
+      heap.setKeysAt(member.heapAt, heap.firstAt(member.heapAt), rank);
     }
   }
 
-  [ENTERED](source: Lane): void {
-    const slot = source.slot;
-    const weight = source.weight;
-    this.#stored[slot] = (this.#stored[slot] as number) - weight * this.#picks;
+  isEntered(id: number): boolean {
+    return (this.#members[id] as Member).entered;
+  }
+
+  /** Member `id`'s credit now. */
+  credit(id: number): number {
+    const member = this.#members[id] as Member;
+    if (!member.entered) return member.credit;
+    const heap = (member.group as WeightGroup).heap;
+    return -heap.firstAt(member.heapAt) + member.weight * this.#picks;
+  }
+
+  /** Member `id` becomes eligible. */
+  enter(id: number): void {
+    const member = this.#members[id] as Member;
+    const weight = member.weight;
     this.#total += weight;
-    let group = this.#byWeight.get(weight);
+    let group = member.group;
     if (group === undefined) {
-      group = new WeightGroup(weight);
-      this.#byWeight.set(weight, group);
-      this.#groups.push(group);
-      if (weight > this.#maxWeight) this.#maxWeight = weight;
+      group = this.#byWeight.get(weight);
+      if (group === undefined) {
+        group = new WeightGroup(weight);
+        this.#byWeight.set(weight, group);
+        this.#groups.push(group);
+        if (weight > this.#maxWeight) this.#maxWeight = weight;
+      }
+      member.group = group;
     }
-    if (group.size === group.heap.length) {
-      const heap = new Int32Array(group.size * 2);
-      heap.set(group.heap);
-      group.heap = heap;
-    }
-    const at = group.size++;
-    group.heap[at] = slot;
-    this.#place[slot] = at;
-    this.#up(group, at);
+    member.entered = true;
+    group.heap.push(member, -(member.credit - weight * this.#picks), member.rank);
   }
 
-  [LEFT](source: Lane): void {
-    const slot = source.slot;
-    const weight = source.weight;
-    const group = this.#byWeight.get(weight) as WeightGroup;
-    const at = this.#place[slot] as number;
-    const last = group.heap[--group.size] as number;
-    if (last !== slot) {
-      group.heap[at] = last;
-      this.#place[last] = at;
-      this.#up(group, at);
-      this.#down(group, this.#place[last] as number);
-    }
-    this.#stored[slot] = (this.#stored[slot] as number) + weight * this.#picks;
+  /** Member `id` stops being eligible. */
+  leave(id: number): void {
+    const member = this.#members[id] as Member;
+    const weight = member.weight;
+    const heap = (member.group as WeightGroup).heap;
+    member.credit = -heap.firstAt(member.heapAt) + weight * this.#picks;
+    heap.removeAt(member.heapAt);
+    member.entered = false;
+    member.heapAt = -1;
     this.#total -= weight;
   }
 
-  [PICK_ELIGIBLE](_eligible: EligibleSet, _list: readonly Lane[]): Lane {
+  /** The id of the member that wins this pick (one is eligible), charged for it. */
+  pick(): number {
     if (this.#picks * this.#maxWeight >= REBASE_AT) this.#rebase();
     const picks = ++this.#picks;
-    const stored = this.#stored;
-    const rank = this.#rank;
     const groups = this.#groups;
-    let best = -1;
+    let best: Member | undefined;
     let bestGroup: WeightGroup | undefined;
     let bestCredit = -Infinity;
     for (let g = 0; g < groups.length; g++) {
       const group = groups[g] as WeightGroup;
-      if (group.size === 0) continue;
-      const slot = group.heap[0] as number;
-      const credit = (stored[slot] as number) + group.weight * picks;
-      if (credit > bestCredit || (credit === bestCredit && (rank[slot] as number) < (rank[best] as number))) {
-        best = slot;
+      const heap = group.heap;
+      if (heap.length === 0) continue;
+      const credit = -heap.firstAt(1) + group.weight * picks;
+      if (credit > bestCredit || (credit === bestCredit && heap.itemAt(1).rank < (best as Member).rank)) {
+        best = heap.itemAt(1);
         bestGroup = group;
         bestCredit = credit;
       }
     }
-    stored[best] = (stored[best] as number) - this.#total;
-    this.#down(bestGroup as WeightGroup, 0);
-    return this.#sources[best] as Lane;
+    if (best === undefined) return -1; // unreachable: a pick is asked only when one is eligible
+    const heap = (bestGroup as WeightGroup).heap;
+    heap.rekeyAt(1, heap.firstAt(1) + this.#total);
+    return best.id;
   }
 
-  /** Folds the picks counted so far into the stored credits of the eligible sources. */
+  /** Folds the picks counted so far into the stored credits of the eligible members (their order in a group stays). */
   #rebase(): void {
     const picks = this.#picks;
     for (const group of this.#groups) {
-      for (let i = 0; i < group.size; i++) {
-        const slot = group.heap[i] as number;
-        this.#stored[slot] = (this.#stored[slot] as number) + group.weight * picks;
-      }
+      const heap = group.heap;
+      for (let at = 1; at <= heap.length; at++) heap.setKeysAt(at, heap.firstAt(at) - group.weight * picks, heap.secondAt(at));
     }
     this.#picks = 0;
   }
+}
 
-  /** Whether slot `a` goes before slot `b` in a heap: higher stored credit, then first in the list. */
-  #before(a: number, b: number): boolean {
-    const ca = this.#stored[a] as number;
-    const cb = this.#stored[b] as number;
-    return ca > cb || (ca === cb && (this.#rank[a] as number) < (this.#rank[b] as number));
-  }
+class WeightedPicker implements FastPicker {
+  // ------------------------------------------------------------ the public pick(list)
+  //
+  // The credits by list position, brought up to date with the list before each pick: made again
+  // (each keeping the credit of its bind order) when the list changed, then each entry's
+  // eligibility as its view says.
 
-  #up(group: WeightGroup, at: number): void {
-    const heap = group.heap;
-    const slot = heap[at] as number;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = heap[parent] as number;
-      if (!this.#before(slot, above)) break;
-      heap[at] = above;
-      this.#place[above] = at;
-      at = parent;
+  /** The bind orders of the views as last seen (see `bindOrderOf`: not the views, which would keep a source that left the list alive). */
+  #orders: number[] = [];
+  #byPosition = new WeightedCredits();
+
+  pick(list: readonly SourceView[]): SourceView {
+    this.#sync(list);
+    const credits = this.#byPosition;
+    for (let i = 0; i < list.length; i++) {
+      const eligible = (list[i] as SourceView).eligible;
+      if (eligible !== credits.isEntered(i)) {
+        if (eligible) credits.enter(i);
+        else credits.leave(i);
+      }
     }
-    heap[at] = slot;
-    this.#place[slot] = at;
-  }
-
-  #down(group: WeightGroup, at: number): void {
-    const heap = group.heap;
-    const n = group.size;
-    const slot = heap[at] as number;
-    for (;;) {
-      let child = 2 * at + 1;
-      if (child >= n) break;
-      if (child + 1 < n && this.#before(heap[child + 1] as number, heap[child] as number)) child++;
-      const below = heap[child] as number;
-      if (!this.#before(below, slot)) break;
-      heap[at] = below;
-      this.#place[below] = at;
-      at = child;
-    }
-    heap[at] = slot;
-    this.#place[slot] = at;
+    const at = credits.pick();
+    return list[at] as SourceView;
   }
 
   /** Keeps credits attached to their sources when the list changes (a bind or an unsubscribe). */
@@ -245,9 +208,55 @@ class WeightedPicker implements FastPicker {
     for (let i = 0; same && i < list.length; i++) same = orders[i] === bindOrderOf(list[i] as SourceView);
     if (same) return;
     const old = new Map<number, number>();
-    for (let i = 0; i < orders.length; i++) old.set(orders[i] as number, this.#credits[i] as number);
+    for (let i = 0; i < orders.length; i++) old.set(orders[i] as number, this.#byPosition.credit(i));
     this.#orders = list.map(bindOrderOf);
-    this.#credits = this.#orders.map((order) => old.get(order) ?? 0);
+    const credits = new WeightedCredits();
+    for (let i = 0; i < list.length; i++) {
+      credits.bind(i, (list[i] as SourceView).weight, old.get(this.#orders[i] as number) ?? 0);
+      credits.setRank(i, i);
+    }
+    this.#byPosition = credits;
+  }
+
+  // ------------------------------------------------------------ the fast path (the dispatcher's)
+  //
+  // The credits by slot, kept up to date by the dispatcher's notes: no walk of the list per pick.
+
+  readonly #bySlot = new WeightedCredits();
+  /** By slot: the bound source. */
+  readonly #sources: (Lane | undefined)[] = [];
+
+  [BOUND](source: Lane): void {
+    this.#bySlot.bind(source.slot, source.weight, 0);
+    this.#sources[source.slot] = source;
+    this.#rerank();
+  }
+
+  [UNBOUND](source: Lane): void {
+    this.#sources[source.slot] = undefined;
+    this.#bySlot.unbind(source.slot);
+    this.#rerank();
+  }
+
+  /** Reads every bound source's list position again. Their order does not change, so the heaps stay valid. */
+  #rerank(): void {
+    const sources = this.#sources;
+    for (let slot = 0; slot < sources.length; slot++) {
+      const source = sources[slot];
+      if (source !== undefined) this.#bySlot.setRank(slot, source.index);
+    }
+  }
+
+  [ENTERED](source: Lane): void {
+    this.#bySlot.enter(source.slot);
+  }
+
+  [LEFT](source: Lane): void {
+    this.#bySlot.leave(source.slot);
+  }
+
+  [PICK_ELIGIBLE](_eligible: EligibleSet, _list: readonly Lane[]): Lane {
+    return this.#sources[this.#bySlot.pick()] as Lane;
   }
 }
 
