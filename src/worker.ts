@@ -1,43 +1,33 @@
 import { EventEmitter } from 'eventemitter3';
-import type { AddOptions, ParsedAddOptions } from './add-options.js';
-import { monotonicClock, WallClockOffset, type Clock } from './clock.js';
-import { Core, type Origin } from './core/core.js';
+import { monotonicClock, type Clock } from './clock.js';
+import { Core } from './core/core.js';
 import { KeyedJobs } from './core/keys/keyed-jobs.js';
-import { Note } from './core/outbox.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './dead-letters.js';
-import { JobIdInUseError, TimeoutError, type InvariantError } from './errors.js';
+import type { InvariantError } from './errors.js';
 import type { WorkerEvents } from './events.js';
-import { CrashWindow, type WorkerHealth } from './health.js';
+import type { WorkerHealth } from './health.js';
 import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
 import * as check from './internal/validate.js';
-import { followSignal } from './job-group.js';
-import { jobWithId } from './job-ids.js';
 import { checkKeysOptions, type KeysOptions } from './keys.js';
-import { abortSignalOf, deliverOutcome, newJobRecord, type Job, type JobHandle, type JobProgress, type JobRecord } from './job.js';
-import { State, UNTIMED } from './core/job-record.js';
+import type { JobHandle, JobRecord } from './job.js';
 import { ThreadPool } from './pool/threads.js';
-import { isThreadCrash } from './pool/thread-errors.js';
 import { checkThreadCount } from './pool/thread-options.js';
 import { PriorityQueue } from './priority-queue.js';
 import { Queue } from './queue.js';
 import type { RemoteAdapter, RemoteBindOptions } from './remote/adapter.js';
 import { bindAdapter, checkRemoteBind } from './remote/bind.js';
-import type { RemoteJobRecord } from './remote/remote-job.js';
 import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
-import { askRetryHooks, type RetryOptions } from './retry.js';
 import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
-import { Metrics, Sampler, snapshot, type WorkerStats } from './stats.js';
-import { isTimed } from './core/sampling.js';
-import { Timed } from './core/sampling.js';
+import { snapshot, type WorkerStats } from './stats.js';
 import type { Strategy } from './strategies/index.js';
-import { captureContext, inRootContext, type ContextScope } from './shell/async-context.js';
-import { Awaiter, isAwaitable } from './shell/awaiter.js';
-import { emitCompleted, emitDegraded, emitFailure, emitHalted, emitJob, emitProgress, emitRetrying, emitState } from './shell/emit.js';
-import { reportFault, type WorkerEmitter } from './shell/faults.js';
+import { Admission } from './shell/admission.js';
+import { Drive } from './shell/drive.js';
+import { emitDegraded } from './shell/emit.js';
+import { reportFault } from './shell/faults.js';
 import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
-import { runSoon } from './shell/host.js';
-import { WakeTimer } from './shell/wake-timer.js';
+import { Remotes } from './shell/remotes.js';
+import { Runner } from './shell/run.js';
 import type { WorkerTap } from './internal/worker-tap.js';
 import { Subscription, type Topic } from './topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -62,13 +52,6 @@ export function tapWorker(worker: WorkerImpl<never, unknown>, tap: WorkerTap | n
   return setTap(worker, tap);
 }
 
-/**
- * Spare awaiters a worker keeps for the next jobs whose handlers return a promise: more than any
- * usual concurrency needs between two waves, and at most a few hundred KiB after a burst of
- * running jobs (a p-limit style worker at `concurrency: Infinity`, say).
- */
-const FREE_AWAITERS_KEPT = 1024;
-
 /** A worker name no live worker has: `worker-<n>`, skipping names users gave. */
 function generatedName(): string {
   let name: string;
@@ -76,15 +59,6 @@ function generatedName(): string {
   while (workerNameInUse(name));
   return name;
 }
-
-interface Waiter {
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-/** The worker-wide events that no job causes, emitted from the root context (SPEC 13). */
-const emitIdle = <T, R>(worker: WorkerEmitter<T, R>): void => emitState(worker, 'idle');
-const emitStopped = <T, R>(worker: WorkerEmitter<T, R>): void => emitState(worker, 'stopped');
 
 /**
  * The class behind {@link Worker}; the package exports it as `Worker` (the value typed by
@@ -106,72 +80,30 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
   readonly strategy: Strategy;
   readonly #core: Core;
   readonly #clock: Clock = monotonicClock;
-  /** Converts `runAt` instants to the clock's scale (see `WallClockOffset`). */
-  readonly #wallOffset = new WallClockOffset();
-  readonly #handler: Handler<T, R>;
+  /** Runs handlers and hands their outcomes to the core. */
+  readonly #runner: Runner<T, R>;
+  /** The one loop: passes, the core's notes, the timer, the lifecycle. */
+  readonly #drive: Drive<T, R>;
+  /** How jobs come in: adds, cancels, purges. */
+  readonly #admission: Admission<T, R>;
+  /** What sources call: every change of a job goes through the shell. */
   readonly #host: SourceHost;
-  readonly #freeAwaiters: Awaiter[] = [];
-  readonly #awaited: (awaiter: Awaiter, ok: boolean, value: unknown) => void;
-  readonly #passTask: () => void;
-  readonly #retry: RetryOptions | undefined;
-  readonly #metrics = new Metrics();
-  /** Which jobs are timed (decided at add). */
-  readonly #sampler = new Sampler();
   /** The thread pool of a threads worker. */
   readonly #threads: ThreadPool | undefined = undefined;
-  /** Recent thread crashes, for `degraded`. */
-  readonly #crashes = new CrashWindow();
-  /** Every awaiter kept (busy or spare); the busy ones hold the jobs whose handlers returned a promise. */
-  readonly #awaiters: Awaiter[] = [];
+  /** The bound remote sources (SPEC 9). */
+  readonly #remotes = new Remotes<T, R>();
+  #remoteHost: RemoteHost | undefined = undefined;
   #bindCount = 0;
-  #passScheduled = false;
-  /** Set while a batch of adds (one synchronous run, see `Core.endAddBatch`) waits for its end. */
-  #batchEnding = false;
-  readonly #endBatch = (): void => {
-    this.#batchEnding = false;
-    this.#core.endAddBatch();
-  };
-  readonly #promotionTask: () => void;
-  #promotionScheduled = false;
-  /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
-  #passing = false;
-  /** Set while {@link WorkerImpl.#settle} runs: user code it calls that calls back in leaves the rest to it. */
-  #settling = false;
-  /** Set while the core's notes are acted on, so the notes of user code that calls back in follow in order. */
-  #draining = false;
-  /** The job whose finish is acting on the notes, in its own context already (see {@link WorkerImpl.#finish}). */
-  #inContextOf: JobRecord | undefined = undefined;
-  /** Recoveries from a halt since the last macrotask (see `start`). */
-  #recoveries = 0;
-  readonly #onHookFault = (error: unknown): void => reportFault(this, error, 'a retry hook (retryIf or backoff) threw');
-  readonly #endRecoveryTurn = (): void => {
-    this.#recoveries = 0;
-  };
-  /** Set when work arrives; cleared when `idle` is emitted. */
-  #busy = false;
-  readonly #timer: WakeTimer;
-  #idleWaiters: Waiter[] = [];
-  #stopWaiters: Waiter[] = [];
-  /** Counts `stop()` calls: a start() that a 'stopped' listener's stop() followed gives way to it. */
-  #stopCalls = 0;
   /** What the process's one `beforeExit` listener asks about this worker (see `shell/exit-warning.ts`). */
   readonly #exitWatch = new ExitWatch();
-  /** The bound remote sources (SPEC 9), once there is one. */
-  #remotes: RemoteSource<T, R>[] | undefined = undefined;
-  #remoteHost: RemoteHost | undefined = undefined;
-  /** Set while a stop waits for the remote sources to record their outcomes and close. */
-  #quiescing: Promise<void> | undefined = undefined;
   /** Whether jobs carry the async context of their add (the `asyncContext` option, SPEC 13). */
   readonly #carriesContext: boolean;
-  /** The context each remote source was bound in: its jobs run in it (SPEC 13). */
-  #remoteScopes: Map<RemoteSource<T, R>, ContextScope | undefined> | undefined = undefined;
-  /** An integration's hook into adds and attempts (`qmux/otel`), or null: one check per add and per attempt. */
-  #tap: WorkerTap | null = null;
 
   static {
     setTap = (worker, tap) => {
-      const previous = worker.#tap;
-      worker.#tap = tap;
+      const previous = worker.#runner.tap;
+      worker.#runner.tap = tap;
+      worker.#admission.tap = tap;
       return previous;
     };
   }
@@ -180,7 +112,6 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     super();
     const config = resolveWorkerConfig(handlerOrOptions, maybeOptions);
     const { concurrency, strategy, threadModule } = config;
-    this.#retry = config.retry;
     this.#carriesContext = config.asyncContext;
     let handler = config.handler as Handler<T, R> | undefined;
     if (threadModule !== undefined) {
@@ -189,15 +120,14 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
         concurrency,
         config.threadOptions,
         (error) => reportFault(this, error, 'the thread pool failed'),
-        (job, value) => this.#progress(job, value, false),
+        (job, value) => this.#runner.progress(job, value, false),
       );
       this.#threads = threads;
       handler = (job) => threads.run(job as unknown as JobRecord, (job as unknown as JobRecord).ext?.transfer) as Promise<R>;
     }
     this.name = config.name ?? generatedName();
     this.strategy = strategy;
-    this.#handler = handler as Handler<T, R>;
-    this.#core = new Core({
+    const core = new Core({
       concurrency,
       picker: config.picker,
       strategyName: strategy.name,
@@ -206,35 +136,29 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       autoRun: config.autoRun,
       workClock: this.#clock,
     });
+    this.#core = core;
+    this.#runner = new Runner(core, this.#clock, handler as Handler<T, R>, config.retry, this.#threads, this);
+    this.#drive = new Drive(core, this.#clock, this, this.#runner, this.#remotes, this.#threads, this.#carriesContext);
+    const admission = new Admission<T, R>(core, this.#clock, this.#drive, this.#carriesContext);
+    this.#admission = admission;
+    const drive = this.#drive;
     this.#host = {
       clock: this.#clock,
       threads: threadModule !== undefined,
       functions: config.functionWorker,
-      add: (source, data, priority, parsed, key) => this.#add(source, data, priority, parsed, key),
-      cancel: (job, reason) => this.#cancel(job, reason),
-      purge: (source, key) => this.#purge(source, key),
+      add: (source, data, priority, parsed, key) => admission.add(source, data, priority, parsed, key),
+      cancel: (job, reason) => admission.cancel(job, reason),
+      purge: (source, key) => admission.purge(source, key),
       wake: () => {
-        if (this.#core.phase === Phase.Started) this.#schedulePass();
+        if (core.phase === Phase.Started) drive.schedulePass();
       },
-      progress: (job, value) => this.#progress(job, value, true),
+      progress: (job, value) => this.#runner.progress(job, value, true),
       retire: (source) => {
-        this.#core.retire(source);
-        this.#settle();
+        core.retire(source);
+        drive.settle();
       },
     };
-    this.#awaited = (awaiter, ok, value) => {
-      const job = awaiter.job;
-      // Only a native promise's own reactions reach an awaiter, once each; this guards its reuse all the same.
-      if (job === undefined) return;
-      awaiter.job = undefined;
-      if (this.#freeAwaiters.length < FREE_AWAITERS_KEPT) this.#freeAwaiters.push(awaiter);
-      else this.#dropAwaiter(awaiter);
-      this.#finish(job, ok, value, awaiter.startedAt);
-    };
-    this.#passTask = () => this.#pass();
-    this.#promotionTask = () => this.#promoteBatch();
-    this.#timer = new WakeTimer(this.#passTask);
-    watchExit(this.#exitWatch, this.name, this.#core);
+    watchExit(this.#exitWatch, this.name, core);
   }
 
   // ---------------------------------------------------------------- state
@@ -303,11 +227,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       const error = core.haltError as InvariantError;
       return { status: 'halted', reason: error.message, error, workerStatus: 'halted' };
     }
-    const degraded = this.#crashes.degradedReason(this.#clock.now());
+    const crashes = this.#runner.crashes;
+    const degraded = crashes.degradedReason(this.#clock.now());
     if (degraded !== undefined) {
-      return { status: 'degraded', reason: degraded, error: this.#crashes.last, workerStatus: this.status };
+      return { status: 'degraded', reason: degraded, error: crashes.last, workerStatus: this.status };
     }
-    const remote = this.#remotes?.find((source) => source.outage.down);
+    const remote = this.#remotes.down();
     if (remote !== undefined) {
       return { status: 'degraded', reason: remote.degradedReason as string, error: remote.outage.error, workerStatus: this.status };
     }
@@ -334,8 +259,8 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     // So do keys whose rate window has opened (the promotion lets them in, out of the heap the
     // timer was armed for): a pass starts them too.
     // A read changes nothing (SPEC 12): the pass moves them, if a slot is free.
-    if (core.delayed > 0 || core.dispatcher.timedKeys.length > 0) this.#schedulePass();
-    return snapshot(this.name, core, this.#metrics, now);
+    if (core.delayed > 0 || core.dispatcher.timedKeys.length > 0) this.#drive.schedulePass();
+    return snapshot(this.name, core, this.#runner.metrics, now);
   }
 
   /**
@@ -370,46 +295,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   redrive(entry: DeadLetter<T>): JobHandle<R> {
-    const core = this.#core;
-    const origin = core.deadLetters.originOf(entry) as Origin | undefined;
-    if (origin === undefined) {
-      throw new TypeError(`qmux: redrive(entry) needs an entry of worker "${this.name}"'s deadLetters, got ${check.describeValue(entry)}`);
-    }
-    const source = origin.source as Source<T, R>;
-    const ext = origin.job.ext;
-    const userId = ext?.id;
-    if (userId !== undefined) {
-      const holder = jobWithId(source as Source, userId);
-      // The dead job itself may hold it still (its timed-out handler runs): the redrive takes it over.
-      if (holder !== undefined && holder !== origin.job) throw new JobIdInUseError(userId, source.name, (holder as JobRecord).status);
-    }
-    const key = origin.job.key;
-    const refused = source.refusal(1, key);
-    if (refused !== undefined) throw refused;
-    const options: AddOptions = {};
-    if (userId !== undefined) options.id = userId;
-    if (ext?.timeout !== undefined) options.timeout = ext.timeout;
-    if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
-    const parsed = source.parseOptions(options);
-    let job: JobRecord<T, R>;
-    if (origin.job.inFlight) {
-      // Its last attempt timed out with the handler still running: the new job joins the source
-      // only once that handler settles, so the job never has two attempts in flight (its key
-      // stays active meanwhile, through that running attempt).
-      job = this.#newJob(source, entry.data, origin.priority, parsed, key);
-      const now = this.#clock.now();
-      core.hold(job, origin.job, now);
-      // Timed as any add is (its run, with its weight); its wait is not: it joins later.
-      this.#sampler.saw(now);
-      core.timeHeld(job, this.#sampler.pick(job));
-      this.#busy = true;
-    } else {
-      job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
-    }
-    // A generated id stays the job's id, and is never looked up.
-    if (userId === undefined) job.extras().keptId = entry.id;
-    core.deadLetters.remove(entry);
-    return job;
+    return this.#admission.redrive(entry, this.name);
   }
 
   // ---------------------------------------------------------------- lifecycle
@@ -420,24 +306,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * while pausing, paused or stopping.
    */
   start(): void {
-    const core = this.#core;
-    const recovering = core.phase === Phase.Halted;
-    // A stop that is complete but not acted on yet (stop() then start() from a listener, whose
-    // settling waits for the outer one): it resolves now, before the phase leaves Stopped. If a
-    // 'stopped' listener stops the worker again, that later call stands.
-    if (core.phase === Phase.Stopped && core.slotsInUse === 0 && this.#stopWaiters.length > 0) {
-      const stops = this.#stopCalls;
-      this.#completeStop();
-      if (this.#stopCalls !== stops) return;
-    }
-    if (!core.call('start')) return;
-    // A 'halted' listener that restarts a worker whose strategy keeps throwing must not spin
-    // halt, start, pass in microtasks forever: a second recovery in one macrotask waits for the
-    // next one, so timers and I/O always get their turn.
-    if (recovering && this.#recoveries++ === 0) runSoon(this.#endRecoveryTurn);
-    if (recovering && this.#recoveries > 1) runSoon(this.#passTask);
-    else this.#schedulePass();
-    this.#settle();
+    this.#drive.start();
   }
 
   /**
@@ -445,14 +314,12 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * already paused; throws `InvalidStateError` otherwise.
    */
   pause(): void {
-    if (this.#core.call('pause')) this.#settle();
+    this.#drive.pause();
   }
 
   /** Undoes `pause()`. Does nothing when not paused but started; throws `InvalidStateError` otherwise. */
   resume(): void {
-    if (!this.#core.call('resume')) return;
-    this.#schedulePass();
-    this.#settle();
+    this.#drive.resume();
   }
 
   /**
@@ -465,13 +332,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   stop(): Promise<void> {
-    this.#stopCalls++;
-    const core = this.#core;
-    if (core.phase === Phase.Stopped && core.slotsInUse === 0) return this.#quiescing ?? Promise.resolve();
-    const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
-    core.call('stop');
-    this.#settle();
-    return promise;
+    return this.#drive.stop();
   }
 
   /**
@@ -486,10 +347,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    * ```
    */
   waitUntilIdle(): Promise<void> {
-    const core = this.#core;
-    if (core.phase === Phase.Halted) return Promise.reject(core.haltError);
-    if (core.slotsInUse === 0 && core.waiting === 0 && !this.#recordingOutcomes()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
+    return this.#drive.waitUntilIdle();
   }
 
   /**
@@ -498,12 +356,13 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   setConcurrency(concurrency: number): void {
     const threads = this.#threads;
-    this.#core.concurrency =
+    this.#core.setConcurrency(
       threads === undefined
         ? check.positiveIntOrInfinity('setConcurrency(concurrency)', concurrency)
-        : checkThreadCount('setConcurrency(concurrency)', concurrency);
+        : checkThreadCount('setConcurrency(concurrency)', concurrency),
+    );
     threads?.setMaxThreads(concurrency);
-    this.#schedulePass();
+    this.#drive.schedulePass();
   }
 
   /**
@@ -514,10 +373,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
    */
   cancelRunning(reason: unknown): number {
     let cancelled = 0;
-    for (const awaiter of this.#awaiters) {
-      const job = awaiter.job;
-      if (job !== undefined && this.#cancel(job, reason)) cancelled++;
-    }
+    for (const job of this.#runner.awaitedJobs()) if (this.#admission.cancel(job, reason)) cancelled++;
     return cancelled;
   }
 
@@ -612,532 +468,31 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
     const source = this.#bind('bindRemote()', 'remote', bind, (name, order) => {
       return RemoteSource.make<T, R>(this.#host, this.#core, new FifoDueJobs(), name, order, bind, typed, prefetch, host);
     });
-    (this.#remotes ??= []).push(source);
     bindAdapter(adapter, `worker "${this.name}", source "${source.name}"`);
-    (this.#remoteScopes ??= new Map()).set(source, this.#carriesContext ? captureContext() : undefined);
+    this.#remotes.add(source, this.#carriesContext);
     source.sync();
     return source;
   }
 
   #makeRemoteHost(): RemoteHost {
+    const remotes = this.#remotes;
     return {
-      admit: (job) => {
-        const core = this.#core;
-        job.scope = this.#remoteScopes?.get(job.home as RemoteSource<T, R>);
-        const now = this.#clock.now();
-        this.#sampler.saw(now);
-        // A remote source holds no timed job: add order places it.
-        if (core.admit(job, undefined, now, this.#sampler.pick(job))) this.#endAddBatchWithRun();
-        this.#busy = true;
-        if (core.phase === Phase.Started) this.#schedulePass();
-      },
-      wake: () => this.#schedulePass(),
+      admit: (job) => this.#admission.admitRemote(job, remotes.scopeOf(job.home as RemoteSource<T, R>)),
+      wake: () => this.#drive.schedulePass(),
       report: (error) => reportFault(this, error, 'a remote source failed'),
       degraded: (error) => emitDegraded(this, error),
-      closed: (source) => {
-        const remotes = this.#remotes as RemoteSource<T, R>[];
-        const at = remotes.indexOf(source as RemoteSource<T, R>);
-        if (at >= 0) remotes.splice(at, 1);
-        this.#remoteScopes?.delete(source as RemoteSource<T, R>);
-      },
-      recorded: () => this.#settle(),
+      closed: (source) => remotes.remove(source as RemoteSource<T, R>),
+      recorded: () => this.#drive.settle(),
     };
-  }
-
-  /** Whether a remote source is still recording an outcome: the worker is not idle until it has (SPEC 9). */
-  #recordingOutcomes(): boolean {
-    const remotes = this.#remotes;
-    if (remotes === undefined) return false;
-    for (const source of remotes) if (source.recordingOutcomes) return true;
-    return false;
-  }
-
-  /** Lets every remote source claim or hand back as the worker's state now asks. */
-  #syncRemotes(remotes: RemoteSource<T, R>[]): void {
-    // In the context each was bound in: a claim started here may wait long after the job whose
-    // finish called this has settled, and must neither keep that job's context alive nor carry it.
-    for (const source of remotes) {
-      const scope = this.#remoteScopes?.get(source);
-      if (scope === undefined) source.sync();
-      else scope.runInAsyncScope(source.sync, source);
-    }
   }
 
   /** Checks the options, names the source and inserts it at its place in the list. */
   #bind<S extends Source<T, R>>(call: string, kind: string, options: QueueBindOptions<T> | undefined, make: (name: string, order: number) => S): S {
     checkBindOptions(call, options, kind !== 'subscription');
-    const name = this.#nameFor(options?.name, kind);
-    const source = make(name, this.#bindCount++);
+    const order = this.#bindCount++;
+    const source = make(this.#core.claimName(options?.name, kind, order + 1, this.name), order);
     this.#core.bind(source as unknown as Source);
     return source;
-  }
-
-  #nameFor(requested: string | undefined, kind: string): string {
-    const core = this.#core;
-    let name = requested;
-    if (name === undefined) {
-      let n = this.#bindCount + 1;
-      do name = `${kind}-${n++}`;
-      while (core.names.has(name));
-    }
-    core.claimName(name, this.name);
-    return name;
-  }
-
-  // ---------------------------------------------------------------- jobs: adding, cancelling
-
-  #newJob<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key?: string): JobRecord<D, Q> {
-    const job = newJobRecord(source, data, priority, parsed, key);
-    if (this.#carriesContext) job.scope = captureContext();
-    if (this.#tap !== null) this.#tap.added(job as unknown as JobRecord);
-    return job;
-  }
-
-  /** Adds one job (the source has checked its options and room). */
-  #add<D, Q>(source: Source<D, Q>, data: D, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<D, Q> {
-    const core = this.#core;
-    const job = this.#newJob(source, data, priority, parsed, key);
-    let runAt: number | undefined;
-    let now = UNTIMED;
-    if (parsed !== undefined) {
-      const signal = parsed.signal;
-      if (signal?.aborted) {
-        core.cancelAtAdd(job, signal.reason);
-        this.#settle();
-        return job;
-      }
-      if (parsed.delay !== undefined) runAt = (now = this.#clock.now()) + parsed.delay;
-      else if (parsed.runAt !== undefined) {
-        runAt = this.#wallOffset.at(parsed.runAt, this.#clock);
-        now = this.#wallOffset.now;
-      }
-    }
-    // The clock is read only when something needs it (see `Core.admitNeedsTime`).
-    if (now === UNTIMED && core.admitNeedsTime(source, false)) now = this.#clock.now();
-    // A reading taken anyway may open a new second of timing in full, for this job already.
-    if (now !== UNTIMED) this.#sampler.saw(now);
-    const timing = this.#sampler.pick(job);
-    if (timing !== Timed.No && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
-    if (core.admit(job, runAt, now, timing)) this.#endAddBatchWithRun();
-    if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
-    this.#busy = true;
-    if (core.phase === Phase.Started) this.#schedulePass();
-    return job;
-  }
-
-  /**
-   * Every progress report comes through here, from a handler in a slot (`job.updateProgress`)
-   * or from a thread (`ctx.updateProgress`): the core records it if the job still runs, then the
-   * `progress` event, then the job's source (a remote source forwards it to its adapter). A
-   * value a remote source cannot store (SPEC 9: not JSON) is refused first: `atCall` (the
-   * handler's own `job.updateProgress`) throws the `TypeError` there, as for any bad value; a
-   * thread's report, which has no caller here to throw to, is reported and dropped.
-   */
-  #progress(job: JobRecord, value: JobProgress, atCall: boolean): void {
-    if (job.home.isRemote && job.state === State.Running) {
-      const refused = (job.home as RemoteSource).refuseProgress(job, value);
-      if (refused !== undefined) {
-        if (atCall) throw refused;
-        reportFault(this, refused, 'a thread reported progress that its remote source cannot store');
-        return;
-      }
-    }
-    if (!this.#core.progress(job, value)) return;
-    // A thread's report arrives in no job's context: the event is emitted in its job's.
-    const scope = job.scope;
-    if (scope === undefined) emitProgress(this, job, value);
-    else scope.runInAsyncScope(emitProgress, undefined, this, job, value);
-    job.home.progressed(job, value);
-  }
-
-  #cancel(job: JobRecord, reason: unknown): boolean {
-    if (!this.#core.cancel(job, reason)) return false;
-    this.#settle();
-    return true;
-  }
-
-  #purge(source: Source, key?: string): number {
-    const purged = this.#core.purge(source, key);
-    this.#settle();
-    return purged;
-  }
-
-  // ---------------------------------------------------------------- decision passes
-
-  /**
-   * The core noted the first job of a batch of adds (one synchronous run) in a FIFO source, for
-   * the age of its oldest due job: the batch ends with the run, one microtask per batch, not per add.
-   */
-  #endAddBatchWithRun(): void {
-    if (this.#batchEnding) return;
-    this.#batchEnding = true;
-    queueMicrotask(this.#endBatch);
-  }
-
-  /** Batches every add of one synchronous run into one decision pass, as SPEC 4 asks. */
-  #schedulePass(): void {
-    if (this.#passScheduled) return;
-    this.#passScheduled = true;
-    queueMicrotask(this.#passTask);
-  }
-
-  /**
-   * One decision pass: time out the attempts past their deadline, then start jobs while a slot
-   * is free and a source is eligible, then act on what the core decided and arm the timer.
-   */
-  #pass(): void {
-    this.#passScheduled = false;
-    if (this.#passing) return; // the pass in progress will see whatever changed
-    const core = this.#core;
-    this.#passing = true;
-    try {
-      // One clock reading per start: what is due, which rate windows are open, and the time a
-      // start is recorded at are judged at the same instant. A synchronous handler may take a
-      // while, so the clock is read again after each start, while time matters at all and a
-      // slot is free for another (with every slot busy the next start waits for a finish, and
-      // the pass that finish runs reads the clock itself).
-      let now = core.needsClock ? this.#clock.now() : UNTIMED;
-      // A timeout runs user code (retry hooks, `failed` and abort listeners) that may take a
-      // while: what starts next is judged, and its deadline and rate window dated, after it
-      // (only then is the clock read again, off the hot path).
-      if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
-      if (core.phase === Phase.Started) {
-        core.promote(now);
-        while (core.next(now) !== undefined) {
-          // Its Started note: `active`, then its handler (a synchronous one's finish, too).
-          this.#drain();
-          if (core.slotsInUse < core.concurrency && core.needsClock) {
-            now = this.#clock.now();
-            core.promote(now);
-          }
-        }
-      }
-    } catch (error) {
-      this.#core.halt(error);
-    } finally {
-      this.#passing = false;
-    }
-    if (core.promotionContinues) this.#schedulePromotion();
-    this.#settle();
-  }
-
-  /** Due jobs are left to move in batches (see `Core.promote`): a batch more on the next turn, then a pass. */
-  #schedulePromotion(): void {
-    if (this.#promotionScheduled) return;
-    this.#promotionScheduled = true;
-    runSoon(this.#promotionTask);
-  }
-
-  #promoteBatch(): void {
-    this.#promotionScheduled = false;
-    const core = this.#core;
-    if (!core.promotionContinues) return;
-    core.promoteMore();
-    if (core.phase === Phase.Started) this.#pass();
-    else if (core.promotionContinues) this.#schedulePromotion();
-  }
-
-  /** Times out every attempt whose deadline has passed at `now`; returns whether any did (user code ran). */
-  #expire(now: number): boolean {
-    const core = this.#core;
-    let expired = false;
-    for (let deadline = core.deadlines.expired(now); deadline !== undefined; deadline = core.deadlines.expired(now)) {
-      const job = deadline.job as JobRecord;
-      const error = new TimeoutError(deadline.ms, job.id);
-      // The retry hooks are user code: they run before the transition and hand their answer in.
-      const delay = core.needsVerdict(job) ? this.#retryVerdict(job, error) : -1;
-      if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, error);
-      core.timeOut(deadline, error, delay, Date.now());
-      this.#drain();
-      expired = true;
-    }
-    return expired;
-  }
-
-  #run(job: JobRecord): void {
-    // A sampled attempt's start time is held by its awaiter or here, not on the job (see `Metrics`).
-    let startedAt = UNTIMED;
-    if (isTimed(job)) {
-      startedAt = this.#clock.now();
-      // A retry's add time was taken by its first attempt: no need to look for it.
-      this.#metrics.sampleStart(job, startedAt, job.attempts === 1 ? this.#core.takeAddTime(job) : undefined);
-    }
-    let result: unknown;
-    try {
-      const tap = this.#tap;
-      result = tap === null ? this.#handler(job as unknown as Job<T>) : tap.run(job, this.#handler as (job: never) => unknown);
-      if (isAwaitable(result)) {
-        const awaiter = this.#freeAwaiters.pop() ?? this.#newAwaiter();
-        awaiter.startedAt = startedAt;
-        awaiter.await(job, result);
-        return;
-      }
-    } catch (error) {
-      this.#finish(job, false, error, startedAt);
-      return;
-    }
-    this.#finish(job, true, result, startedAt);
-  }
-
-  #newAwaiter(): Awaiter {
-    const awaiter = new Awaiter(this.#awaited);
-    awaiter.at = this.#awaiters.length;
-    this.#awaiters.push(awaiter);
-    return awaiter;
-  }
-
-  /** Lets go of an awaiter beyond the spares kept: memory follows the jobs running, not their peak. */
-  #dropAwaiter(awaiter: Awaiter): void {
-    const awaiters = this.#awaiters;
-    const last = awaiters.pop() as Awaiter;
-    if (last !== awaiter) {
-      awaiters[awaiter.at] = last;
-      last.at = awaiter.at;
-    }
-  }
-
-  /**
-   * A handler settled: the user's retry hooks answer first, then the core decides the job's fate.
-   * `startedAt` is when the attempt started if the job is sampled, or `UNTIMED`.
-   */
-  #finish(job: JobRecord, ok: boolean, value: unknown, startedAt: number): void {
-    const core = this.#core;
-    if (startedAt !== UNTIMED) this.#metrics.sampleEnd(job, startedAt, this.#clock.now());
-    try {
-      if (ok) core.succeed(job, value, core.finishNeedsTime(job) ? this.#clock.now() : UNTIMED);
-      else {
-        let delay = -1;
-        // A crash is the pool's health, whoever decides the retry (a remote job's engine, too).
-        if (this.#threads !== undefined && isThreadCrash(value)) this.#noteCrash(value);
-        if (core.needsVerdict(job)) {
-          delay = this.#retryVerdict(job, value);
-        } else if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, value);
-        core.fail(job, value, delay, this.#clock.now(), Date.now());
-      }
-    } catch (invariantError) {
-      core.halt(invariantError);
-    }
-    if (job.home.isRemote) (job.home as RemoteSource).attemptEnded(job as RemoteJobRecord);
-    // The events of this finish come before anything the next pass starts, in the job's context:
-    // this runs in it already (a synchronous handler's finish in the scope it was started in,
-    // an async one's in the reaction to its promise, awaited in that scope).
-    this.#inContextOf = job;
-    this.#drain();
-    this.#inContextOf = undefined;
-    if (this.#passing) return; // a synchronous handler: the pass loop goes on by itself
-    if (core.phase === Phase.Started) this.#pass();
-    else this.#settle();
-  }
-
-  /** The core's retry verdict on a failed attempt, once the user's hooks have answered (see `askRetryHooks`). */
-  #retryVerdict(job: JobRecord, error: unknown): number {
-    return askRetryHooks(this.#retry, job, error, this.#onHookFault);
-  }
-
-  /** Counts a thread crash; the one that makes the worker degraded emits `degraded`. */
-  #noteCrash(error: unknown): void {
-    if (this.#crashes.note(error, this.#clock.now())) emitDegraded(this, error);
-  }
-
-  // ---------------------------------------------------------------- acting on the core's notes
-
-  /**
-   * Acts on everything the core recorded, then settles what waits on the worker's state and
-   * arms the timer. User code it runs (listeners, signal handlers) may call back in: those calls
-   * transition the core at once, and their notes are acted on here, in order.
-   */
-  #settle(): void {
-    // Called back from user code while notes are acted on: whoever runs that loop settles after it.
-    if (this.#settling || this.#draining) return;
-    const core = this.#core;
-    if (!core.outbox.pending) {
-      // The common case (a job finished, nothing else happened): no loop, no try.
-      if (this.#passing) return;
-      this.#rearm();
-      this.#afterChange();
-      if (!core.outbox.pending) return;
-    }
-    this.#settling = true;
-    try {
-      do {
-        this.#drain();
-        if (!this.#passing) {
-          this.#rearm();
-          this.#afterChange();
-        }
-      } while (this.#core.outbox.pending);
-    } finally {
-      this.#settling = false;
-    }
-  }
-
-  /**
-   * Acts on the core's notes in order: settles promises, aborts signals, emits events. A
-   * listener's own calls into the worker record more notes, acted on after it returns, in order.
-   */
-  #drain(): void {
-    if (this.#draining || !this.#core.outbox.pending) return;
-    this.#draining = true;
-    try {
-      this.#drainNotes();
-    } finally {
-      this.#draining = false;
-    }
-  }
-
-  #drainNotes(): void {
-    const outbox = this.#core.outbox;
-    for (let note = outbox.next(); note !== -1; note = outbox.next()) {
-      const job = outbox.job as JobRecord; // every job of a worker is its handle
-      // A job's notes are acted on in its context (SPEC 13): its handler, its events, its
-      // signal's abort (entered unless a finish in that context is what acts on them). The hot
-      // path's two notes come first, with what they need only.
-      if (note === Note.Started) {
-        const scope = job.scope;
-        if (scope === undefined) this.#begin(job);
-        else scope.runInAsyncScope(this.#begin, this, job);
-      } else if (note === Note.Succeeded) {
-        const scope = job !== this.#inContextOf ? job.scope : undefined;
-        if (scope === undefined) this.#complete(job);
-        else scope.runInAsyncScope(this.#complete, this, job);
-      } else {
-        const value = outbox.value;
-        const n = outbox.n;
-        const scope = note <= Note.TimedOut && job !== this.#inContextOf ? job.scope : undefined;
-        if (scope === undefined) this.#actOn(note, job, value, n);
-        else scope.runInAsyncScope(this.#actOn, this, note, job, value, n);
-      }
-    }
-  }
-
-  /** A job's attempt started ({@link Note.Started}): `active`, then its handler. */
-  #begin(job: JobRecord): void {
-    emitJob(this, 'active', job); // once the start is complete
-    this.#run(job);
-  }
-
-  /** A job succeeded ({@link Note.Succeeded}): its promise, then `completed`. */
-  #complete(job: JobRecord): void {
-    deliverOutcome(job);
-    emitCompleted(this, job, job.value as R);
-    job.scope = undefined; // settled: it keeps no context alive
-  }
-
-  /** Acts on one of the core's notes (see {@link WorkerImpl.#drainNotes}). */
-  #actOn(note: Note, job: JobRecord, value: unknown, n: number): void {
-    switch (note) {
-      case Note.Retrying:
-        emitRetrying(this, job, value, n);
-        break;
-      case Note.Failed:
-        deliverOutcome(job);
-        emitFailure(this, 'failed', job, value);
-        if (n === 1) emitFailure(this, 'dead', job, value);
-        job.scope = undefined; // settled: it keeps no context alive
-        break;
-      case Note.RemoteRetrying:
-        deliverOutcome(job);
-        emitRetrying(this, job, value, undefined);
-        job.scope = undefined;
-        break;
-      case Note.Cancelled:
-        deliverOutcome(job);
-        // Settled before the abort: a listener of the signal that cancels again finds it settled.
-        if (n === 1) this.#abortAttempt(job, job.value);
-        else if (job.home.isRemote) (job.home as RemoteSource).release(job as RemoteJobRecord);
-        emitJob(this, 'cancelled', job);
-        job.scope = undefined;
-        break;
-      case Note.TimedOut:
-        this.#abortAttempt(job, value);
-        break;
-      case Note.Shrunk:
-        (value as Source).lengthDropped();
-        break;
-      case Note.Paused:
-        emitState(this, 'paused');
-        break;
-      case Note.Resumed:
-        emitState(this, 'resumed');
-        break;
-      case Note.Halted: {
-        const waiters = this.#idleWaiters;
-        this.#idleWaiters = [];
-        for (const waiter of waiters) waiter.reject(value);
-        emitHalted(this, value as InvariantError);
-        break;
-      }
-    }
-  }
-
-  /** Aborts a running attempt: its signal, and the thread that runs it. */
-  #abortAttempt(job: JobRecord, reason: unknown): void {
-    abortSignalOf(job, reason);
-    this.#threads?.abort(job, reason);
-  }
-
-  /** Settles what waits on the worker's state: `stop()`, `waitUntilIdle()`, the `idle` event. */
-  #afterChange(): void {
-    const core = this.#core;
-    const remotes = this.#remotes;
-    if (remotes !== undefined) this.#syncRemotes(remotes);
-    if (core.slotsInUse !== 0) return;
-    this.#completeStop();
-    if (core.waiting !== 0) return;
-    if (remotes !== undefined && this.#recordingOutcomes()) return; // RemoteHost.recorded comes back here
-    if (this.#busy && core.phase === Phase.Started) {
-      this.#busy = false;
-      // Not in the context of the job whose end made the worker idle: it is no job's event.
-      if (this.#carriesContext) inRootContext(emitIdle, this);
-      else emitState(this, 'idle');
-      // An 'idle' listener may have added work (and a synchronous handler may even have run it).
-      if (core.slotsInUse !== 0 || core.waiting !== 0) return;
-      // Or stopped the worker: its own settle returns at once while this one acts on the notes
-      // (a cancel, a purge), so the stop is completed here.
-      this.#completeStop();
-    }
-    if (this.#idleWaiters.length > 0) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const waiter of waiters) waiter.resolve();
-    }
-  }
-
-  /** With nothing running: a `stop()` in progress is complete once its remote sources are quiet. */
-  #completeStop(): void {
-    if (this.#core.phase !== Phase.Stopped || this.#stopWaiters.length === 0) return;
-    const remotes = this.#remotes;
-    const waiters = this.#stopWaiters;
-    this.#stopWaiters = [];
-    if (remotes === undefined || remotes.length === 0) this.#stopped(waiters);
-    else {
-      // Their outcomes recorded and their connections closed: only then is the worker stopped.
-      const quiescing = Promise.all(remotes.map((source) => source.quiesce())).then(() => {
-        const latest = this.#quiescing === quiescing;
-        if (latest) this.#quiescing = undefined;
-        // Started again meanwhile (and maybe stopping again, with jobs running, or waiting for
-        // the sources again): this stop is over, but it is not the one that stops the worker.
-        if (latest && this.#core.phase === Phase.Stopped && this.#core.slotsInUse === 0) this.#stopped(waiters);
-        else for (const waiter of waiters) waiter.resolve();
-      });
-      this.#quiescing = quiescing;
-    }
-  }
-
-  /** `stop()` is complete: resolve its callers, let the threads go, emit `stopped`. */
-  #stopped(waiters: Waiter[]): void {
-    for (const waiter of waiters) waiter.resolve();
-    // A stopped worker holds no thread; start() makes a new pool when jobs run again.
-    this.#threads?.destroy().catch((error: unknown) => reportFault(this, error, 'releasing the threads failed'));
-    if (this.#carriesContext) inRootContext(emitStopped, this);
-    else emitState(this, 'stopped');
-  }
-
-  /** Keeps the one timer armed for the core's next deadline, and none when there is nothing to wait for. */
-  #rearm(): void {
-    const at = this.#core.wakeAt();
-    if (at === Infinity) this.#timer.disarm();
-    else this.#timer.arm(at, this.#clock);
   }
 }
 

@@ -137,6 +137,11 @@ export class Core {
 
   // ---------------------------------------------------------------- the worker
 
+  /** `setConcurrency`: the worker's slot count from now on (a lower one interrupts nothing: starts wait). */
+  setConcurrency(concurrency: number): void {
+    this.concurrency = concurrency;
+  }
+
   /** Applies a lifecycle call (SPEC 2's table); returns whether it did anything. Throws `InvalidStateError`. */
   call(call: LifecycleCall): boolean {
     const next = nextPhase(call, this.#phase, this.slotsInUse, this.waiting);
@@ -160,10 +165,29 @@ export class Core {
 
   // ---------------------------------------------------------------- sources
 
-  /** Claims `name` for a new source; throws when another bound source has it. */
-  claimName(name: string, worker: string): void {
-    if (this.names.has(name)) throw new TypeError(`qmux: bind option "name": worker "${worker}" already has a source named "${name}"`);
+  /**
+   * Claims a name for a new source of `kind`: the `requested` one, which no other bound source
+   * may have (a `TypeError` names the `worker`), or the first free `<kind>-<n>` from `n`.
+   */
+  claimName(requested: string | undefined, kind: string, n: number, worker: string): string {
+    let name = requested;
+    if (name === undefined) {
+      do name = `${kind}-${n++}`;
+      while (this.names.has(name));
+    } else if (this.names.has(name)) {
+      throw new TypeError(`qmux: bind option "name": worker "${worker}" already has a source named "${name}"`);
+    }
     this.names.add(name);
+    return name;
+  }
+
+  /**
+   * A dead letter was put back as `job` (see `Worker.redrive`): the entry leaves the store, and a
+   * job whose id was generated keeps it (`keptId`, never looked up).
+   */
+  redriven(entry: object, job: CoreJob, generatedId: string | undefined): void {
+    if (generatedId !== undefined) job.extras().keptId = generatedId;
+    this.deadLetters.remove(entry as never);
   }
 
   bind(source: Lane): void {

@@ -1423,7 +1423,7 @@ export class Simulation {
     const before = this.core.names.size;
     let threw: unknown;
     try {
-      this.core.claimName(name, 'sim');
+      this.core.claimName(name, 'sim', 1, 'sim');
     } catch (error) {
       threw = error;
     }
@@ -1451,7 +1451,7 @@ export class Simulation {
     checkBindOptions('sim bind', options, kind !== 'sub');
     const free = this.sources.filter((source) => source.left && !this.core.names.has(source.name));
     const name = free.length > 0 && rng.chance(0.3) ? rng.pick(free).name : `${kind}-${++this.#sourceCount}`;
-    this.core.claimName(name, 'sim');
+    this.core.claimName(name, 'sim', 1, 'sim');
     const order = this.#bindCount++;
     let source: Source;
     const limits = options.keys === undefined ? undefined : checkKeysOptions(options.keys);
