@@ -5,6 +5,7 @@
  * Replay one seed: QMUX_SIM_SEED=<n> (a failure prints `seed=<n> step=<k>` and the last
  * operations). More: QMUX_SIM_SEEDS (default 200), QMUX_SIM_STEPS (default 600).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../src/core/core.js';
 import { Note } from '../src/core/outbox.js';
@@ -51,7 +52,12 @@ describe('the core under the seeded simulator (SPEC 12)', () => {
       if (process.env.QMUX_SIM_REPORT !== undefined) {
         console.log(`simulator: ${seeds.length} seeds, ${steps} steps, ${jobs} jobs, ${starts} starts in ${Math.round(ms)} ms`);
       }
+      // Steps as the driver counted them running, not as asked for.
       expect(steps).toBe(seeds.length * STEPS);
+      // The default run drives the core alone for at least 100,000 steps (SPEC 12).
+      if (ONLY === undefined && process.env.QMUX_SIM_SEEDS === undefined && process.env.QMUX_SIM_STEPS === undefined) {
+        expect(steps).toBeGreaterThanOrEqual(100_000);
+      }
       expect(starts).toBeGreaterThan(0);
     },
     TIMEOUT,
@@ -136,5 +142,18 @@ describe('the simulator’s report of a failure', () => {
     expect(message).toMatch(/notes of cancel/);
     expect(message).toMatch(/expected \[Cancelled\(/);
     expect(message).toMatch(/got \[Cancelled\([^\]]*Paused\(\)\]/);
+  });
+});
+
+describe('the simulator drives the core alone (SPEC 12)', () => {
+  it('imports no shell module: no worker, public source, job handle or option parsing', () => {
+    const shell =
+      /^\.\.\/\.\.\/src\/(worker|queue|priority-queue|topic|source|job|job-group|job-ids|add-options|keys|index|remote\/.*|shell\/.*)\.js$/;
+    for (const file of ['test/sim/driver.ts']) {
+      const text = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8');
+      const imports = [...text.matchAll(/^import [^;]*? from '([^']+)';$/gms)].map((match) => match[1] as string);
+      expect(imports.length).toBeGreaterThan(0);
+      expect(imports.filter((from) => shell.test(from))).toEqual([]);
+    }
   });
 });
