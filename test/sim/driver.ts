@@ -15,8 +15,10 @@
  * part) takes virtual time, in the middle of a pass too, and every start's deadline and rate
  * windows must begin after the last user code returned (issue 33: never in the past). Every
  * step is one random operation then a decision pass; after both, every invariant of SPEC 8 (and
- * a few more) is checked against the model. A failure throws {@link SimFailure}; the runner
- * prefixes the seed and step that replay it.
+ * a few more) is checked against the model; at random steps, every read the shell and the
+ * strategies make (lengths, views, ages, key figures, status, stats) is made and the core's
+ * whole state must be left identical (see `purity.ts`). A failure throws {@link SimFailure};
+ * the runner prefixes the seed and step that replay it.
  */
 import { Core, type Origin } from '../../src/core/core.js';
 import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
@@ -38,6 +40,7 @@ import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNB
 import { Strategy } from '../../src/strategies/index.js';
 import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
 import { Rng } from './prng.js';
+import { firstDifference, READS, stateFingerprint } from './purity.js';
 
 /** A broken invariant or a disagreement with the model. */
 export class SimFailure extends Error {
@@ -58,12 +61,16 @@ export interface SimOptions {
    * simulator catch it.
    */
   staleClockAfterExpire?: boolean;
+  /** How often, at each of a step's two points, the reads are checked to change nothing (default QMUX_SIM_READS, else 0.03). */
+  readChecks?: number;
 }
 
 /** What one run did, for the report. */
 export interface SimSummary {
   /** Steps run (counted as they run). */
   steps: number;
+  /** Times the reads were made and found to change nothing. */
+  reads: number;
   jobs: number;
   starts: number;
   virtualMs: number;
@@ -393,6 +400,8 @@ interface Config {
   slowUserCode: boolean;
 }
 
+/** How often, at each of a step's two points, the reads are checked to change nothing: QMUX_SIM_READS (default 0.03). */
+const READ_CHECKS = Number(process.env.QMUX_SIM_READS ?? 0.03);
 /** Operations kept for a failure's report: QMUX_SIM_LOG lines (default 60). */
 const LOG_LINES = Number(process.env.QMUX_SIM_LOG ?? 60);
 /** The random operations of a step, and their weights. */
@@ -468,8 +477,12 @@ export class Simulation {
   readonly #topicSubs: MSource[] = [];
   /** Whether an admit of this step noted the first of a batch of adds (see `Core.endAddBatch`). */
   #batchNoted = false;
+  /** Draws when the reads are checked to change nothing: apart from {@link rng}, like {@link #userRng}. */
+  readonly #readRng: Rng;
   /** Steps run, counted as they run. */
   #stepsRun = 0;
+  /** Read checks made (see {@link checkReads}). */
+  readChecks = 0;
   /** The dead letters as the model has them, oldest first. */
   readonly #dead: { job: MJob; entry: DeadLetter | undefined }[] = [];
   readonly #tally: number[] = NOTE_NAMES.map(() => 0);
@@ -504,6 +517,7 @@ export class Simulation {
   ) {
     const rng = (this.rng = new Rng(seed));
     this.#userRng = new Rng(seed ^ 0x5eed_c10c);
+    this.#readRng = new Rng(seed ^ 0x0ead_0001);
     const flavour = rng.weighted(FLAVOURS);
     const wide = flavour === 'wide';
     this.cfg = {
@@ -551,7 +565,7 @@ export class Simulation {
     } finally {
       Error.stackTraceLimit = limit;
     }
-    return { steps: this.#stepsRun, jobs: this.#created, starts: this.core.counters.started, virtualMs: this.now };
+    return { steps: this.#stepsRun, jobs: this.#created, starts: this.core.counters.started, reads: this.readChecks, virtualMs: this.now };
   }
 
   note(line: string): void {
@@ -617,8 +631,10 @@ export class Simulation {
       this.core.endAddBatch();
     }
     this.check(false);
+    if (this.#readRng.chance(this.options.readChecks ?? READ_CHECKS)) this.checkReads('after the operation');
     this.pass();
     this.check(true);
+    if (this.#readRng.chance(this.options.readChecks ?? READ_CHECKS)) this.checkReads('after the pass');
   }
 
   /** The end of a run: hung handlers settle, the worker runs, time passes until nothing is left. */
@@ -1589,6 +1605,31 @@ export class Simulation {
   }
 
   // ================================================================ checks
+
+  /**
+   * Reads change nothing (SPEC 12): the core's whole state is fingerprinted, every read the shell,
+   * the stats and the strategies make is made, a group at a time, and the state must be identical
+   * after each group.
+   */
+  checkReads(where: string): void {
+    this.readChecks++;
+    const core = this.core;
+    const lanes = this.sources.map((source) => source.lane);
+    const jobs: CoreJob[] = [];
+    for (const job of this.#live) jobs.push(job.rec);
+    for (const job of this.#settledJobs) jobs.push(job.rec);
+    const before = stateFingerprint(core, lanes, jobs);
+    const pathsNow = (): string[] => {
+      const paths: string[] = [];
+      stateFingerprint(core, lanes, jobs, paths);
+      return paths;
+    };
+    for (const [what, read] of READS) {
+      read(core, lanes, jobs, this.now);
+      const change = firstDifference(before, stateFingerprint(core, lanes, jobs), pathsNow);
+      if (change !== undefined) this.fail(`reads changed the core's state (${where}): ${what}: ${change}`);
+    }
+  }
 
   /** Drains the outbox and compares it with what the model expects of the last transition. */
   expect(expected: readonly Expected[], what: string): void {
