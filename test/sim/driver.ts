@@ -2,44 +2,45 @@
  * The seeded simulator of SPEC 12: a small test-side shell (the "driver") that drives the core
  * alone on virtual time, with an independent model of what every transition must lead to.
  *
- * The driver does what `src/worker.ts` does around the core (its `#add`, `#pass`, `#expire`,
- * `#finish`, `#retryVerdict`, and draining the outbox after every transition), but owns a
- * virtual clock and models handlers instead of running them: when an attempt starts it draws
+ * No shell object takes part (SPEC 12): no `Worker`, no `Queue` or other public source, no job
+ * handle, no option parsing and none of the shell's add rules (capacity, closed sources, ids,
+ * `keys.by`). The driver makes the core's own records itself: each source is a {@link Lane}
+ * bound with `core.bind`, each job a {@link CoreJob} (a test-only subclass for a keyed or a
+ * priority job) admitted with `core.admit`. Around the core it does what `src/worker.ts` does
+ * (its `#add`, `#pass`, `#expire`, `#finish`, `#retryVerdict`, and draining the outbox after
+ * every transition), but owns a virtual clock and models handlers instead of running them:
+ * when an attempt starts it draws
  * whether it will succeed or fail, synchronously or at some later virtual time, hang, or settle
  * after its timeout. In half the runs user code (retry hooks, listeners, a handler's synchronous
  * part) takes virtual time, in the middle of a pass too, and every start's deadline and rate
  * windows must begin after the last user code returned (issue 33: never in the past). Every
  * step is one random operation then a decision pass; after both, every invariant of SPEC 8 (and
- * a few more) is checked against the model. A failure throws {@link SimFailure}; the runner
- * prefixes the seed and step that replay it.
+ * a few more) is checked against the model; at random steps, every read the shell and the
+ * strategies make (lengths, views, ages, key figures, status, stats) is made and the core's
+ * whole state must be left identical (see `purity.ts`). A failure throws {@link SimFailure};
+ * the runner prefixes the seed and step that replay it.
  */
-import type { AddOptions, ParsedAddOptions } from '../../src/add-options.js';
 import { Core, type Origin } from '../../src/core/core.js';
 import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
 import type { Deadline } from '../../src/core/deadlines.js';
+import { CoreJob, type KeyedJob, State, STATUS, UNTIMED } from '../../src/core/job-record.js';
+import { Lane, type LaneOptions } from '../../src/core/lane.js';
 import { Note } from '../../src/core/outbox.js';
 import { PROMOTE_BATCH } from '../../src/core/promotion.js';
 import { retryDelay } from '../../src/core/retry-decision.js';
+import { isSampled, isTimed, Timed } from '../../src/core/sampling.js';
 import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/worker-state.js';
-import type { DeadLetter } from '../../src/dead-letters.js';
-import { InvalidStateError, InvariantError, QueueClosedError, QueueFullError, TimeoutError } from '../../src/errors.js';
-import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
-import { type JobRecord, type KeyedJobRecord, newJobRecord } from '../../src/job.js';
-import { State, UNTIMED } from '../../src/core/job-record.js';
-import type { RateWindow } from '../../src/internal/rate-window.js';
-import { PriorityQueue } from '../../src/priority-queue.js';
-import { Queue } from '../../src/queue.js';
-import { mergeRetry, type BackoffSchedule, type RetryOptions } from '../../src/retry.js';
-import { checkKeysOptions } from '../../src/keys.js';
-import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from '../../src/source.js';
 import type { EligibleSet } from '../../src/core/eligible-set.js';
+import type { DeadLetter } from '../../src/dead-letters.js';
+import { InvalidStateError, InvariantError, TimeoutError } from '../../src/errors.js';
+import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
+import type { RateWindow } from '../../src/internal/rate-window.js';
+import type { BackoffSchedule, RetryOptions } from '../../src/retry.js';
 import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../../src/strategies/fast.js';
 import { Strategy } from '../../src/strategies/index.js';
 import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
-import { Subscription, Topic } from '../../src/topic.js';
 import { Rng } from './prng.js';
-import { Timed } from '../../src/core/sampling.js';
-import type { Lane } from '../../src/core/lane.js';
+import { firstDifference, READS, stateFingerprint } from './purity.js';
 
 /** A broken invariant or a disagreement with the model. */
 export class SimFailure extends Error {
@@ -60,11 +61,16 @@ export interface SimOptions {
    * simulator catch it.
    */
   staleClockAfterExpire?: boolean;
+  /** How often, at each of a step's two points, the reads are checked to change nothing (default QMUX_SIM_READS, else 0.03). */
+  readChecks?: number;
 }
 
 /** What one run did, for the report. */
 export interface SimSummary {
+  /** Steps run (counted as they run). */
   steps: number;
+  /** Times the reads were made and found to change nothing. */
+  reads: number;
   jobs: number;
   starts: number;
   virtualMs: number;
@@ -87,8 +93,66 @@ const NOTE_NAME: Record<Note, string> = {
 const NOTE_NAMES: readonly string[] = Object.keys(NOTE_NAME).map((note) => NOTE_NAME[Number(note) as Note]);
 type MState = 'waiting' | 'held' | 'delayed' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
+/** What the driver binds a lane with: the core's {@link LaneOptions}, and per-key limits for a keyed lane. */
+interface LaneSpec extends LaneOptions {
+  keys?: KeyLimits;
+  /** The weight of a key (what `keys.weight` answers in the shell), for a lane with weighted keys. */
+  keyWeight?: (key: string) => number;
+}
+
+/** A job of a priority lane (the core reads its `priority`): a test-only record, as the shell's handle is one. */
+class SimPriorityJob extends CoreJob {
+  readonly #priority: number;
+  constructor(home: Lane, data: unknown, priority: number) {
+    super(home, data, UNTIMED, State.Waiting);
+    this.#priority = priority;
+  }
+  override get priority(): number {
+    return this.#priority;
+  }
+}
+
+/** A job of a keyed lane: the fields the key machinery keeps on it (see `KeyedJob`). */
+class SimKeyedJob extends CoreJob implements KeyedJob {
+  readonly keyName: string;
+  keyState: object | undefined = undefined;
+  nextInKey: KeyedJob | undefined = undefined;
+  readonly #priority: number;
+  constructor(home: Lane, data: unknown, priority: number, key: string) {
+    super(home, data, UNTIMED, State.Waiting);
+    this.keyName = key;
+    this.#priority = priority;
+  }
+  override get key(): string {
+    return this.keyName;
+  }
+  override get priority(): number {
+    return this.#priority;
+  }
+}
+
+/** What a new job is made with: the per-job options the core keeps in its extras. */
+interface JobSpec {
+  delay?: number;
+  timeout?: number;
+  retry?: RetryOptions;
+  /** Added with a signal that had already aborted: it settles cancelled and never joins. */
+  abortedWith?: string;
+}
+
+/** The model's retry policy of a job: the job's own fields over the worker's (SPEC 6). */
+function policyOf(worker: RetryOptions | undefined, job: RetryOptions | undefined): RetryOptions | undefined {
+  if (job === undefined || worker === undefined) return job ?? worker;
+  return {
+    ...worker,
+    ...(job.attempts === undefined ? {} : { attempts: job.attempts }),
+    ...(job.backoff === undefined ? {} : { backoff: job.backoff }),
+    ...(job.retryIf === undefined ? {} : { retryIf: job.retryIf }),
+  };
+}
+
 /** Whether a record is a due job: waiting in its due order, or due but not moved yet (a promotion in progress). */
-function isDue(record: JobRecord): boolean {
+function isDue(record: CoreJob): boolean {
   return record.state === State.Waiting || (record.state === State.Delayed && record.dueAt <= record.home.delayed.horizon);
 }
 
@@ -133,7 +197,7 @@ class MJob {
   successor: MJob | undefined = undefined;
   constructor(
     readonly n: number,
-    readonly rec: JobRecord,
+    readonly rec: CoreJob,
     readonly src: MSource,
     readonly priority: number,
     readonly ownTimeout: number | undefined,
@@ -156,9 +220,8 @@ interface MAttempt {
 
 /** The model of one source. */
 class MSource {
-  closed = false;
   retiring = false;
-  /** Left the list (a drained, unsubscribed subscription). */
+  /** Left the list (a drained, retired lane). */
   left = false;
   running = 0;
   /** Waiting jobs: due, delayed and held. */
@@ -166,22 +229,19 @@ class MSource {
   /** Start times, for the rate limit. */
   readonly starts: number[] = [];
   constructor(
-    readonly src: Source,
+    readonly lane: Lane,
     readonly kind: 'queue' | 'pq' | 'sub',
-    readonly options: QueueBindOptions<never>,
+    readonly options: LaneSpec,
     readonly bindOrder: number,
   ) {}
   get name(): string {
-    return this.src.name;
+    return this.lane.name;
   }
   get rank(): number {
     return this.options.priority ?? Infinity;
   }
   get maxRunning(): number {
     return this.options.concurrency ?? Infinity;
-  }
-  get capacity(): number {
-    return this.options.capacity ?? Infinity;
   }
   count(state: MState): number {
     let n = 0;
@@ -255,7 +315,7 @@ class MSource {
   }
 }
 
-/** The key the simulator's `keys.by` gives a job's data (always a number here). */
+/** The key the driver gives a job of a keyed lane, from its data (always a number here). */
 function simKey(data: unknown): string {
   return `k${(data as number) % 4}`;
 }
@@ -303,13 +363,13 @@ class FaultyFastPicker extends FaultyPicker implements FastPicker {
   [BOUND](source: Lane): void {
     this.inner[BOUND]?.(source);
   }
-  [UNBOUND](source: Source): void {
+  [UNBOUND](source: Lane): void {
     this.inner[UNBOUND]?.(source);
   }
-  [ENTERED](source: Source): void {
+  [ENTERED](source: Lane): void {
     this.inner[ENTERED]?.(source);
   }
-  [LEFT](source: Source): void {
+  [LEFT](source: Lane): void {
     this.inner[LEFT]?.(source);
   }
 }
@@ -317,7 +377,7 @@ class FaultyFastPicker extends FaultyPicker implements FastPicker {
 type Expected = readonly [Note, MJob | undefined, number?];
 
 /**
- * What a run stresses, besides everything: `churn` binds and unsubscribes often, starting from
+ * What a run stresses, besides everything: `churn` binds and retires lanes often, starting from
  * one source (the single-source path and sources leaving the list); `wide` runs many slots with
  * many timeouts (the deadline heap).
  */
@@ -340,6 +400,8 @@ interface Config {
   slowUserCode: boolean;
 }
 
+/** How often, at each of a step's two points, the reads are checked to change nothing: QMUX_SIM_READS (default 0.03). */
+const READ_CHECKS = Number(process.env.QMUX_SIM_READS ?? 0.03);
 /** Operations kept for a failure's report: QMUX_SIM_LOG lines (default 60). */
 const LOG_LINES = Number(process.env.QMUX_SIM_LOG ?? 60);
 /** The random operations of a step, and their weights. */
@@ -349,20 +411,19 @@ const OPERATIONS = [
   ['advance', 30],
   ['cancel', 8],
   ['purge', 0.7],
-  ['close', 0.5],
   ['lifecycle', 6],
   ['concurrency', 3],
   ['bind', 2],
-  ['unsubscribe', 1.5],
+  ['retire', 1.5],
   ['redrive', 2.5],
   ['release', 3],
   ['fault', 0.4],
   ['dupName', 0.4],
   ['pauseKey', 1.5],
 ] as const;
-/** More binds and unsubscribes: sources come and go, the list is often one source long. */
+/** More binds and retirements: lanes come and go, the list is often one lane long. */
 const CHURN_OPERATIONS = OPERATIONS.map(([op, weight]) =>
-  op === 'bind' || op === 'unsubscribe' ? ([op, 6] as const) : ([op, weight] as const),
+  op === 'bind' || op === 'retire' ? ([op, 6] as const) : ([op, weight] as const),
 ) as unknown as typeof OPERATIONS;
 const FLAVOURS = [
   ['plain', 6],
@@ -392,7 +453,6 @@ export class Simulation {
   readonly cfg: Config;
   readonly core: Core;
   readonly picker: FaultyPicker;
-  readonly topic = new Topic<unknown>();
   now = 0;
   stepNo = 0;
   /**
@@ -406,14 +466,23 @@ export class Simulation {
   #passRead = 0;
   readonly log: string[] = [];
   readonly sources: MSource[] = [];
-  readonly #bySource = new Map<Source, MSource>();
-  readonly #jobs = new Map<JobRecord, MJob>();
+  readonly #byLane = new Map<Lane, MSource>();
+  readonly #jobs = new Map<CoreJob, MJob>();
   /** Jobs not settled, or settled with a handler still running. */
   readonly #live = new Set<MJob>();
   /** A few settled jobs, to cancel again. */
   readonly #settledJobs: MJob[] = [];
   readonly #inFlight = new Set<MAttempt>();
+  /** The lanes a publish delivers to (a topic's subscriptions, not retired). */
   readonly #topicSubs: MSource[] = [];
+  /** Whether an admit of this step noted the first of a batch of adds (see `Core.endAddBatch`). */
+  #batchNoted = false;
+  /** Draws when the reads are checked to change nothing: apart from {@link rng}, like {@link #userRng}. */
+  readonly #readRng: Rng;
+  /** Steps run, counted as they run. */
+  #stepsRun = 0;
+  /** Read checks made (see {@link checkReads}). */
+  readChecks = 0;
   /** The dead letters as the model has them, oldest first. */
   readonly #dead: { job: MJob; entry: DeadLetter | undefined }[] = [];
   readonly #tally: number[] = NOTE_NAMES.map(() => 0);
@@ -441,7 +510,6 @@ export class Simulation {
   /** What the model says is left of the turn's batch for starts to order (see `Promotion.orderBacklog`). */
   #orderBudget = 0;
   readonly #operations: typeof OPERATIONS;
-  readonly host: SourceHost;
 
   constructor(
     readonly seed: number,
@@ -449,6 +517,7 @@ export class Simulation {
   ) {
     const rng = (this.rng = new Rng(seed));
     this.#userRng = new Rng(seed ^ 0x5eed_c10c);
+    this.#readRng = new Rng(seed ^ 0x0ead_0001);
     const flavour = rng.weighted(FLAVOURS);
     const wide = flavour === 'wide';
     this.cfg = {
@@ -477,19 +546,6 @@ export class Simulation {
     });
     options.sabotage?.(this.core);
     this.#phase = this.cfg.autoRun ? 'started' : 'initiated';
-    this.host = {
-      clock: { now: () => this.now },
-      threads: false,
-      functions: false,
-      add: <T, R>(source: Source<T, R>, data: T, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord<T, R> =>
-        this.#hostAdd(source as unknown as Source, data, priority, parsed, key) as unknown as JobRecord<T, R>,
-      cancel: (job, reason) => this.#hostCancel(job, reason),
-      purge: (source, key) => this.#hostPurge(source, key),
-      wake: () => undefined, // every step ends with a pass
-      // The simulator's handlers report no progress; the core's rule is tested in progress.test.ts.
-      progress: (job, value) => void this.core.progress(job, value),
-      retire: (source) => this.#hostRetire(source),
-    };
     this.note(`config ${JSON.stringify({ ...this.cfg, concurrency: String(this.cfg.concurrency), retry: describeRetry(this.cfg.retry) })}`);
     this.#operations = flavour === 'churn' ? CHURN_OPERATIONS : OPERATIONS;
     const initial = flavour === 'churn' ? 1 : rng.int(1, 4);
@@ -499,8 +555,8 @@ export class Simulation {
   // ================================================================ running
 
   run(): SimSummary {
-    // Errors made along the way (refused adds, timeouts) need no stack: capturing one costs more
-    // than a whole step.
+    // Errors made along the way (timeouts, cancellations) need no stack: capturing one costs
+    // more than a whole step.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     try {
@@ -509,7 +565,7 @@ export class Simulation {
     } finally {
       Error.stackTraceLimit = limit;
     }
-    return { steps: this.options.steps, jobs: this.#created, starts: this.core.counters.started, virtualMs: this.now };
+    return { steps: this.#stepsRun, jobs: this.#created, starts: this.core.counters.started, reads: this.readChecks, virtualMs: this.now };
   }
 
   note(line: string): void {
@@ -518,6 +574,7 @@ export class Simulation {
   }
 
   #step(): void {
+    this.#stepsRun++;
     const op = this.rng.weighted(this.#operations);
     switch (op) {
       case 'add':
@@ -535,9 +592,6 @@ export class Simulation {
       case 'purge':
         this.#opPurge();
         break;
-      case 'close':
-        this.#opClose();
-        break;
       case 'lifecycle':
         // Mostly back to work when stopped or paused, so that most steps find jobs running;
         // every call is still tried from every state.
@@ -549,8 +603,8 @@ export class Simulation {
       case 'bind':
         if (this.#listed().length < 7) this.#bind();
         break;
-      case 'unsubscribe':
-        this.#opUnsubscribe();
+      case 'retire':
+        this.#opRetire();
         break;
       case 'redrive':
         this.#opRedrive();
@@ -571,9 +625,16 @@ export class Simulation {
         this.#opDuplicateName();
         break;
     }
+    // The synchronous run of this step's adds is over (what the shell's microtask does).
+    if (this.#batchNoted) {
+      this.#batchNoted = false;
+      this.core.endAddBatch();
+    }
     this.check(false);
+    if (this.#readRng.chance(this.options.readChecks ?? READ_CHECKS)) this.checkReads('after the operation');
     this.pass();
     this.check(true);
+    if (this.#readRng.chance(this.options.readChecks ?? READ_CHECKS)) this.checkReads('after the pass');
   }
 
   /** The end of a run: hung handlers settle, the worker runs, time passes until nothing is left. */
@@ -584,7 +645,7 @@ export class Simulation {
     this.note('final drain');
     for (const attempt of this.#inFlight) if (attempt.settleAt === Infinity) attempt.settleAt = this.now + this.rng.int(0, 10);
     for (const source of this.sources) {
-      for (const key of source.pausedKeys) (source.src as Queue).resumeKey(key);
+      for (const key of source.pausedKeys) this.core.resumeKey(source.lane, key);
       source.pausedKeys.clear();
     }
     for (let i = 0; ; i++) {
@@ -611,14 +672,14 @@ export class Simulation {
     this.eq(core.slotsInUse, 0, 'inFlight at the end');
     this.eq(core.deadlines.length, 0, 'deadlines at the end');
     this.eq(core.status, 'idle', 'status at the end');
-    for (const source of this.sources) if (source.retiring && !source.left) this.fail(`unsubscribed ${source.name} never left the list`);
+    for (const source of this.sources) if (source.retiring && !source.left) this.fail(`retired ${source.name} never left the list`);
     // Drained, every key is forgotten once its starts leave its rate window (SPEC 10).
     this.now += 100;
     if (!core.promotionContinues) this.#orderBudget = this.#batch;
     core.promote(this.now);
     for (const source of this.sources) {
-      if (source.keys !== undefined && (source.src as Queue).keyCount !== 0) {
-        this.fail(`${source.name} still remembers ${(source.src as Queue).keyCount} keys after draining`);
+      if (source.keys !== undefined && this.#keyCount(source) !== 0) {
+        this.fail(`${source.name} still remembers ${this.#keyCount(source)} keys after draining`);
       }
     }
   }
@@ -686,7 +747,7 @@ export class Simulation {
 
   #timeOut(deadline: Deadline): void {
     const core = this.core;
-    const job = this.#model(deadline.job as JobRecord);
+    const job = this.#model(deadline.job as CoreJob);
     const attempt = job.attempt;
     if (attempt === undefined || attempt.deadlineAt === undefined) {
       this.fail(`a deadline fired for job #${job.n}, which has no armed deadline in the model (state ${job.state})`);
@@ -723,7 +784,7 @@ export class Simulation {
   }
 
   /** One `core.next`, checked: whether it may start, from which source, which job. */
-  #next(now: number): JobRecord | undefined {
+  #next(now: number): CoreJob | undefined {
     const core = this.core;
     const listed = this.#listed();
     const eligible = listed.filter((source) => source.eligible(this.now));
@@ -745,9 +806,9 @@ export class Simulation {
       if (!faulty) expectedSource = this.#referencePick(listed, eligible);
     }
     const callsBefore = this.picker.calls;
-    let record: JobRecord | undefined;
+    let record: CoreJob | undefined;
     try {
-      record = core.next(now) as JobRecord | undefined;
+      record = core.next(now) as CoreJob | undefined;
     } catch (error) {
       if (faulty && this.picker.fired && error instanceof InvariantError) {
         this.picker.fired = false;
@@ -849,9 +910,9 @@ export class Simulation {
     const deadline = record.ext?.deadline;
     const began: [string, number][] = [];
     if (deadline !== undefined) began.push(['its deadline', deadline.at - deadline.ms]);
-    const rate = job.src.src.rate;
+    const rate = job.src.lane.rate;
     if (rate !== undefined) began.push([`${job.src.name}'s rate window`, rate.latest]);
-    const keyRate = (record as KeyedJobRecord).keyState as { rate?: RateWindow } | undefined;
+    const keyRate = (record as KeyedJob).keyState as { rate?: RateWindow } | undefined;
     if (keyRate?.rate !== undefined) began.push([`key ${String(record.key)}'s rate window`, keyRate.rate.latest]);
     for (const [what, at] of began) {
       if (at < returned) {
@@ -926,10 +987,12 @@ export class Simulation {
   }
 
   /** `Worker#run`: the modelled handler decides what this attempt does. */
-  #run(record: JobRecord): void {
+  #run(record: CoreJob): void {
     const job = this.#model(record);
     const attempt = job.attempt as MAttempt;
     const rng = this.rng;
+    // A timed job's first attempt takes its add time from its lane's record, for its wait (the shell's stats).
+    if (record.attempts === 1 && isTimed(record)) this.core.takeAddTime(record);
     const timeout = attempt.deadlineAt === undefined ? undefined : attempt.deadlineAt - this.now;
     attempt.ok = rng.chance(0.6);
     const r = rng.next();
@@ -1015,7 +1078,7 @@ export class Simulation {
 
   /** `Worker#retryVerdict`, with the hooks' answers drawn at random, checked against the policy. */
   #verdict(job: MJob): number {
-    const policy = mergeRetry(this.cfg.retry, job.rec.ext?.retry as RetryOptions | undefined);
+    const policy = policyOf(this.cfg.retry, job.rec.ext?.retry as RetryOptions | undefined);
     const attempt = job.rec.attempts;
     const rng = this.rng;
     const allowed = policy !== undefined && attempt < (policy.attempts ?? 1);
@@ -1072,35 +1135,66 @@ export class Simulation {
     if (this.#settledJobs.length > 20) this.#settledJobs.shift();
   }
 
-  // ================================================================ the host (what sources call)
+  // ================================================================ jobs in and out (what the shell asks of the core)
 
-  #newJob(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key?: string): MJob {
-    const record = newJobRecord(source, data, priority, parsed, key);
+  /** Makes a job of `source` (the shell's `newJobRecord`): the core's record, its options in its extras. */
+  #newJob(source: MSource, data: unknown, priority: number, spec: JobSpec | undefined, key: string | undefined): MJob {
+    const lane = source.lane;
+    const record =
+      key !== undefined
+        ? new SimKeyedJob(lane, data, priority, key)
+        : priority !== 0
+          ? new SimPriorityJob(lane, data, priority)
+          : new CoreJob(lane, data, UNTIMED, State.Waiting);
+    if (spec?.timeout !== undefined || spec?.retry !== undefined) {
+      const ext = record.extras();
+      ext.timeout = spec.timeout;
+      ext.retry = spec.retry;
+    }
     this.#created++;
-    const job = new MJob(++this.#jobCount, record, this.#modelSource(source), priority, parsed?.timeout);
+    const job = new MJob(++this.#jobCount, record, source, priority, spec?.timeout);
     this.#jobs.set(record, job);
     return job;
   }
 
-  /** `Worker#add`. */
-  #hostAdd(source: Source, data: unknown, priority: number, parsed: ParsedAddOptions | undefined, key: string | undefined): JobRecord {
+  /**
+   * A lane with per-key rate limits is brought to the time before a job joins a key or a key is
+   * paused (the shell's `keysToNow`), and a key about to become active is weighed (the shell asks
+   * `keys.weight` before the transition and hands the answer over in `pendingWeights`).
+   */
+  #keysBefore(source: MSource, key: string): void {
+    const keys = source.lane.keys as KeyedJobs;
+    if (keys.timed) this.core.advanceKeys(source.lane, this.now);
+    const weigh = source.options.keyWeight;
+    if (weigh !== undefined && !keys.has(key)) keys.pendingWeights = new Map([[key, weigh(key)]]);
+  }
+
+  /** A new job joins `source` (the shell's `#add`, its options already checked and its room too). */
+  #add(source: MSource, data: unknown, priority: number, spec: JobSpec | undefined): MJob {
     const core = this.core;
-    const job = this.#newJob(source, data, priority, parsed, key);
-    const model = job.src;
-    if (model.keys !== undefined) this.eq(key, simKey(data), `key of a new job of ${model.name}`);
-    if (parsed?.signal?.aborted === true) {
-      this.note(`add job #${job.n} to ${model.name} with an aborted signal`);
-      core.cancelAtAdd(job.rec, parsed.signal.reason);
+    const lane = source.lane;
+    const key = source.keys === undefined ? undefined : simKey(data);
+    const job = this.#newJob(source, data, priority, spec, key);
+    if (spec?.abortedWith !== undefined) {
+      this.note(`add job #${job.n} to ${source.name} with an aborted signal`);
+      core.cancelAtAdd(job.rec, spec.abortedWith);
       job.state = 'cancelled';
       this.#remember(job);
       this.expect([[Note.Cancelled, job, 0]], 'cancelAtAdd');
-      return job.rec;
+      return job;
     }
-    let runAt: number | undefined;
-    if (parsed?.delay !== undefined) runAt = this.now + parsed.delay;
-    const timed = runAt !== undefined || source.timed > 0;
-    const admitNow = timed || this.cfg.alwaysClock ? this.now : UNTIMED;
-    core.admit(job.rec, runAt, admitNow, Timed.No);
+    const runAt = spec?.delay === undefined ? undefined : this.now + spec.delay;
+    // The shell's sampler: a quiet worker times jobs in full, else one in SAMPLE_EVERY.
+    const timing = this.rng.chance(0.2) ? Timed.InFull : isSampled(job.rec.seq) ? Timed.Sampled : Timed.No;
+    // A delay is counted from a reading of the clock; without one, the shell reads it when
+    // admitNeedsTime says so, which it must while a timed job waits in the lane (ordering needs it).
+    const timed = runAt !== undefined || lane.timed > 0;
+    const needsTime = core.admitNeedsTime(lane, runAt !== undefined && runAt > this.now);
+    if (lane.timed > 0 && !needsTime) this.fail(`admitNeedsTime said no for job #${job.n} of ${source.name}, where a timed job waits`);
+    const admitNow = runAt !== undefined || needsTime || timing !== Timed.No || this.cfg.alwaysClock ? this.now : UNTIMED;
+    if (key !== undefined) this.#keysBefore(source, key);
+    if (core.admit(job.rec, runAt, admitNow, timing)) this.#batchNoted = true;
+    if (key !== undefined) (lane.keys as KeyedJobs).pendingWeights = undefined;
     if (runAt !== undefined && runAt > this.now) {
       job.state = 'delayed';
       job.due = runAt;
@@ -1109,23 +1203,22 @@ export class Simulation {
       job.due = this.now;
       job.untimed = !timed;
     }
-    model.jobs.add(job);
+    source.jobs.add(job);
     this.#live.add(job);
     this.eq(job.rec.dueAt, job.untimed ? UNTIMED : job.due, `dueAt of new job #${job.n}`);
     const due = runAt !== undefined ? ` due ${round(runAt)}` : '';
     const timeout = job.ownTimeout !== undefined ? ` timeout ${job.ownTimeout}` : '';
     const retry = job.rec.ext?.retry !== undefined ? ` retry ${describeRetry(job.rec.ext.retry as RetryOptions)}` : '';
-    this.note(`add job #${job.n} to ${model.name}${due}${timeout}${retry}`);
+    this.note(`add job #${job.n} to ${source.name}${key === undefined ? '' : ` key ${key}`}${due}${timeout}${retry}`);
     this.expect([], 'admit');
-    return job.rec;
+    return job;
   }
 
   /** `Worker#cancel`. */
-  #hostCancel(record: JobRecord, reason: unknown): boolean {
-    const job = this.#model(record);
+  #cancel(job: MJob, reason: unknown): boolean {
     const state = job.state;
     const cancels = !settled(state);
-    const done = this.core.cancel(record, reason);
+    const done = this.core.cancel(job.rec, reason);
     this.note(`cancel job #${job.n} (${state}): ${done}`);
     this.eq(done, cancels, `cancel() of a ${state} job`);
     if (!done) {
@@ -1147,10 +1240,9 @@ export class Simulation {
   }
 
   /** `Worker#purge`. */
-  #hostPurge(source: Source, key?: string): number {
-    const model = this.#modelSource(source);
+  #purge(model: MSource, key?: string): number {
     const victims = [...model.jobs].filter((job) => key === undefined || job.rec.key === key).sort((a, b) => a.rec.seq - b.rec.seq);
-    const purged = this.core.purge(source, key);
+    const purged = this.core.purge(model.lane, key);
     this.note(`purge ${model.name}${key === undefined ? '' : ` key ${key}`}: ${purged}`);
     this.eq(purged, victims.length, `jobs purged from ${model.name}`);
     for (const job of victims) {
@@ -1165,15 +1257,6 @@ export class Simulation {
       'purge',
     );
     return purged;
-  }
-
-  #hostRetire(source: Source): void {
-    const model = this.#modelSource(source);
-    this.core.retire(source);
-    model.retiring = true;
-    this.note(`retire ${model.name}`);
-    this.#leaveIfDrained();
-    this.expect([], 'retire');
   }
 
   /** A retiring source leaves the list once nothing of it waits or runs. */
@@ -1192,84 +1275,33 @@ export class Simulation {
   #opAdd(many: boolean): void {
     if (this.#modelWaiting() > 80) return;
     const rng = this.rng;
-    const listed = this.#listed();
-    if (listed.length === 0) return;
-    const open = listed.filter((source) => !source.closed && !source.retiring);
-    const source = rng.pick(open.length > 0 && rng.chance(0.85) ? open : listed);
-    const options = this.#randomAddOptions();
-    const aborted = options?.signal?.aborted === true;
+    // The shell refuses adds to a retired lane (its own rule): the driver adds only to the others.
+    const open = this.#listed().filter((source) => !source.retiring);
+    if (open.length === 0) return;
+    const source = rng.pick(open);
+    const spec = this.#randomJobSpec();
     if (source.kind === 'sub') {
-      // A publish delivers to every attached subscription, all or nothing.
-      const refusing = this.#topicSubs.find((sub) => this.#refusal(sub, 1, undefined, aborted) !== undefined);
-      const expectedCount = this.#topicSubs.length;
-      this.#expectRefusal(refusing === undefined ? undefined : this.#refusal(refusing, 1, undefined, aborted), () => {
-        const handles = this.topic.publish(rng.int(0, 999), options);
-        this.eq(handles.length, expectedCount, 'deliveries of one publish');
-      });
+      // A publish delivers one job to every subscription, in one synchronous run.
+      this.note(`publish to ${this.#topicSubs.length} subscriptions`);
+      const data = rng.int(0, 999);
+      for (const sub of this.#topicSubs) this.#add(sub, data, 0, spec);
       return;
     }
     const count = many ? rng.int(1, 5) : 1;
-    const single = rng.int(0, 999);
-    const data = many ? Array.from({ length: count }, (_, i) => i) : [single];
-    this.#expectRefusal(this.#refusal(source, count, data.map(simKey), aborted), () => {
-      if (source.kind === 'queue') {
-        const queue = source.src as Queue;
-        if (many) void queue.addAll(data, options);
-        else void queue.add(single, options);
-      } else {
-        const pq = source.src as PriorityQueue;
-        if (many)
-          void pq.addAll(
-            data.map((i) => ({ data: i, priority: rng.int(0, 3) })),
-            options,
-          );
-        else void pq.add(single, rng.int(0, 3), options);
-      }
-    });
-  }
-
-  /**
-   * What the public add must refuse (SPEC 3, 5): closed or retiring, or no room for `count`; jobs
-   * added with a signal that has already aborted need no room (they never join).
-   */
-  #refusal(source: MSource, count: number, keys?: readonly (string | undefined)[], aborted = false): 'closed' | 'full' | undefined {
-    if (source.closed || source.retiring) return 'closed';
-    if (aborted) return undefined;
-    if (source.jobs.size + count > source.capacity) return 'full';
-    if (source.keys !== undefined && keys !== undefined) {
-      const adding = new Map<string, number>();
-      for (const key of keys) adding.set(key as string, (adding.get(key as string) ?? 0) + 1);
-      for (const [key, n] of adding) {
-        let waiting = 0;
-        for (const job of source.jobs) if (job.rec.key === key && job.state !== 'held') waiting++;
-        if (waiting + n > source.keys.capacity) return 'full';
-      }
+    for (let i = 0; i < count; i++) {
+      const data = many ? i : rng.int(0, 999);
+      this.#add(source, data, source.kind === 'pq' ? rng.int(0, 3) : 0, spec);
     }
-    return undefined;
   }
 
-  #expectRefusal(refusal: 'closed' | 'full' | undefined, add: () => void): void {
-    try {
-      add();
-    } catch (error) {
-      const kind = error instanceof QueueClosedError ? 'closed' : error instanceof QueueFullError ? 'full' : undefined;
-      if (kind === undefined) throw error;
-      this.note(`add refused: ${kind}`);
-      this.eq(kind, refusal, 'refusal of an add');
-      this.expect([], 'refused add');
-      return;
-    }
-    this.eq(undefined, refusal, 'refusal of an add');
-  }
-
-  #randomAddOptions(): AddOptions | undefined {
+  #randomJobSpec(): JobSpec | undefined {
     const rng = this.rng;
-    const options: { delay?: number; timeout?: number; retry?: RetryOptions; signal?: AbortSignal } = {};
-    if (rng.chance(0.4)) options.delay = rng.chance(0.2) ? 0 : rng.int(1, 40);
-    if (rng.chance(this.cfg.flavour === 'wide' ? 0.5 : 0.15)) options.timeout = rng.int(5, 50);
-    if (rng.chance(0.2)) options.retry = this.#randomRetry(false);
-    if (rng.chance(0.03)) options.signal = AbortSignal.abort('already aborted');
-    return Object.keys(options).length > 0 ? options : undefined;
+    const spec: JobSpec = {};
+    if (rng.chance(0.4)) spec.delay = rng.chance(0.2) ? 0 : rng.int(1, 40);
+    if (rng.chance(this.cfg.flavour === 'wide' ? 0.5 : 0.15)) spec.timeout = rng.int(5, 50);
+    if (rng.chance(0.2)) spec.retry = this.#randomRetry(false);
+    if (rng.chance(0.03)) spec.abortedWith = 'already aborted';
+    return Object.keys(spec).length > 0 ? spec : undefined;
   }
 
   #randomRetry(full: boolean): RetryOptions {
@@ -1325,43 +1357,37 @@ export class Simulation {
     const pool = rng.chance(0.85) || this.#settledJobs.length === 0 ? [...this.#live] : this.#settledJobs;
     if (pool.length === 0) return;
     const job = rng.pick(pool);
-    job.rec.cancel(rng.chance(0.5) ? undefined : 'changed my mind');
+    this.#cancel(job, rng.chance(0.5) ? undefined : 'changed my mind');
   }
 
   #opPurge(): void {
     const listed = this.#listed();
     if (listed.length === 0) return;
     const source = this.rng.pick(listed);
-    if (source.keys !== undefined && this.rng.chance(0.6)) (source.src as Queue).purge({ key: `k${this.rng.int(0, 3)}` });
-    else source.src.purge();
+    if (source.keys !== undefined && this.rng.chance(0.6)) this.#purge(source, `k${this.rng.int(0, 3)}`);
+    else this.#purge(source);
   }
 
-  /** Pauses or resumes a key of a keyed queue (SPEC 10), paused keys before their jobs arrive too. */
+  /** Pauses or resumes a key of a keyed lane (SPEC 10), paused keys before their jobs arrive too. */
   #opPauseKey(): void {
     const keyed = this.#listed().filter((source) => source.keys !== undefined);
     if (keyed.length === 0) return;
     const source = this.rng.pick(keyed);
     const key = `k${this.rng.int(0, 3)}`;
-    const queue = source.src as Queue;
+    const lane = source.lane;
     if (source.pausedKeys.has(key) || this.rng.chance(0.3)) {
-      queue.resumeKey(key);
+      this.core.resumeKey(lane, key);
       source.pausedKeys.delete(key);
       this.note(`resume key ${key} of ${source.name}`);
     } else {
-      queue.pauseKey(key);
+      const keys = lane.keys as KeyedJobs;
+      if (keys.timed) this.core.advanceKeys(lane, this.now);
+      const weight = source.options.keyWeight === undefined || keys.has(key) ? 1 : source.options.keyWeight(key);
+      this.core.pauseKey(lane, key, weight);
       source.pausedKeys.add(key);
       this.note(`pause key ${key} of ${source.name}`);
     }
     this.expect([], 'pause/resume key');
-  }
-
-  #opClose(): void {
-    const listed = this.#listed().filter((source) => !source.closed);
-    if (listed.length === 0) return;
-    const source = this.rng.pick(listed);
-    source.src.close();
-    source.closed = true;
-    this.note(`close ${source.name}`);
   }
 
   #opConcurrency(): void {
@@ -1370,12 +1396,17 @@ export class Simulation {
     this.core.concurrency = n;
   }
 
-  #opUnsubscribe(): void {
+  /** A subscription is unsubscribed: its lane takes no more jobs and leaves the list once drained. */
+  #opRetire(): void {
     const subs = this.#topicSubs;
     if (subs.length === 0) return;
     const source = this.rng.pick(subs);
     subs.splice(subs.indexOf(source), 1);
-    (source.src as Subscription).unsubscribe();
+    this.core.retire(source.lane);
+    source.retiring = true;
+    this.note(`retire ${source.name}`);
+    this.#leaveIfDrained();
+    this.expect([], 'retire');
   }
 
   #opRedrive(): void {
@@ -1386,31 +1417,29 @@ export class Simulation {
     const entry = entries[index] as DeadLetter;
     const origin = core.deadLetters.originOf(entry) as Origin | undefined;
     if (origin === undefined) this.fail('a kept dead letter has no origin');
-    const blocker = this.#model(origin.job as JobRecord);
-    const originSource = origin.source as Source;
-    const model = this.#modelSource(originSource);
-    const refusal = this.#refusal(model, 1, [origin.job.key]);
-    const refused = originSource.refusal(1, origin.job.key);
-    this.eq(refused instanceof QueueClosedError ? 'closed' : refused instanceof QueueFullError ? 'full' : undefined, refusal, 'refusal of a redrive');
-    if (refused !== undefined) return;
-    const options: { timeout?: number; retry?: RetryOptions } = {};
+    const blocker = this.#model(origin.job);
+    const model = this.#modelLane(origin.source);
+    this.eq(model, blocker.src, `lane of dead job #${blocker.n}`);
+    // The shell refuses a redrive into a retired lane (its own rule): the driver leaves it be.
+    if (model.retiring) return;
     const ext = origin.job.ext;
-    if (ext?.timeout !== undefined) options.timeout = ext.timeout;
-    if (ext?.retry !== undefined) options.retry = ext.retry as RetryOptions;
-    const parsed = originSource.parseOptions(options);
+    const spec: JobSpec = {};
+    if (ext?.timeout !== undefined) spec.timeout = ext.timeout;
+    if (ext?.retry !== undefined) spec.retry = ext.retry as RetryOptions;
     this.eq(origin.job.inFlight, blocker.attempt !== undefined, `inFlight of dead job #${blocker.n}`);
     if (origin.job.inFlight) {
-      const job = this.#newJob(originSource, entry.data, origin.priority, parsed, origin.job.key);
+      const job = this.#newJob(model, entry.data, origin.priority, spec, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
       core.hold(job.rec, origin.job, this.now);
+      core.timeHeld(job.rec, this.rng.chance(0.2) ? Timed.InFull : Timed.No);
       job.state = 'held';
       blocker.successor = job;
       model.jobs.add(job);
       this.#live.add(job);
       this.expect([], 'hold');
     } else {
-      this.note(`redrive job #${blocker.n}`);
-      originSource.enqueue(entry.data, origin.priority, parsed, origin.job.key);
+      const job = this.#add(model, entry.data, origin.priority, spec);
+      this.note(`redrive job #${blocker.n} as #${job.n}`);
     }
     core.deadLetters.remove(entry);
     this.#dead.splice(index, 1);
@@ -1434,45 +1463,44 @@ export class Simulation {
   #bind(): void {
     const rng = this.rng;
     const kind = this.cfg.flavour === 'churn' && rng.chance(0.5) ? 'sub' : rng.pick(['queue', 'queue', 'pq', 'sub'] as const);
-    const options: QueueBindOptions<never> = {};
+    const options: LaneSpec = {};
     if (rng.chance(0.6)) options.priority = rng.int(0, 3);
     if (rng.chance(0.5)) options.weight = rng.int(1, 6);
-    if (rng.chance(0.25)) options.capacity = rng.int(1, 12);
     if (rng.chance(0.3)) options.concurrency = rng.int(1, 3);
     if (rng.chance(0.25)) options.rateLimit = { limit: rng.int(1, 3), interval: rng.int(5, 40) };
     if (kind !== 'sub' && rng.chance(0.4)) {
-      const keys: NonNullable<QueueBindOptions<never>['keys']> = { by: simKey as (data: never) => string };
-      if (rng.chance(0.5)) keys.concurrency = rng.int(1, 2);
-      if (rng.chance(0.3)) keys.rateLimit = { limit: rng.int(1, 2), interval: rng.int(5, 30) };
-      if (rng.chance(0.3)) keys.capacity = rng.int(1, 6);
-      if (rng.chance(0.3)) keys.weight = (key: string) => 1 + (key.charCodeAt(1) % 3);
-      options.keys = keys;
+      const limits: KeyLimits = { concurrency: Infinity, capacity: Infinity, rateLimit: undefined, weighted: false };
+      if (rng.chance(0.5)) limits.concurrency = rng.int(1, 2);
+      if (rng.chance(0.3)) limits.rateLimit = { limit: rng.int(1, 2), interval: rng.int(5, 30) };
+      if (rng.chance(0.3)) {
+        limits.weighted = true;
+        options.keyWeight = (key: string) => 1 + (key.charCodeAt(1) % 3);
+      }
+      options.keys = limits;
     }
-    checkBindOptions('sim bind', options, kind !== 'sub');
     const free = this.sources.filter((source) => source.left && !this.core.names.has(source.name));
     const name = free.length > 0 && rng.chance(0.3) ? rng.pick(free).name : `${kind}-${++this.#sourceCount}`;
     this.core.claimName(name, 'sim', 1, 'sim');
     const order = this.#bindCount++;
-    let source: Source;
-    const limits = options.keys === undefined ? undefined : checkKeysOptions(options.keys);
-    if (kind === 'pq') {
-      const due = limits === undefined ? new PriorityDueJobs() : new KeyedJobs(limits, () => new PriorityDueJobs());
-      source = PriorityQueue.make(this.host, this.core, due, name, order, options);
-    } else if (kind === 'queue') {
-      source = Queue.make(this.host, this.core, limits === undefined ? new FifoDueJobs() : new KeyedJobs(limits, undefined), name, order, options);
-    } else source = Subscription.make(this.host, this.core, new FifoDueJobs(), name, order, options);
-    this.core.bind(source);
-    const model = new MSource(source, kind, options, order);
+    const limits = options.keys;
+    const due =
+      kind === 'pq'
+        ? limits === undefined
+          ? new PriorityDueJobs()
+          : new KeyedJobs(limits, () => new PriorityDueJobs())
+        : limits === undefined
+          ? new FifoDueJobs()
+          : new KeyedJobs(limits, undefined);
+    const lane = new Lane(due, name, order, options);
+    this.core.bind(lane);
+    const model = new MSource(lane, kind, options, order);
     model.keys = limits;
     this.sources.push(model);
     this.#listCache = undefined;
-    this.#bySource.set(source, model);
-    if (source instanceof Subscription) {
-      source.topic = this.topic;
-      this.topic.attach(source);
-      this.#topicSubs.push(model);
-    }
-    this.note(`bind ${kind} ${name} ${JSON.stringify(options)}${options.keys?.weight === undefined ? '' : ' (weighted keys)'}`);
+    this.#byLane.set(lane, model);
+    if (kind === 'sub') this.#topicSubs.push(model);
+    const shown = { ...options, keyWeight: options.keyWeight === undefined ? undefined : 'weighted' };
+    this.note(`bind ${kind} ${name} ${JSON.stringify(shown)}`);
     this.expect([], 'bind');
   }
 
@@ -1511,16 +1539,22 @@ export class Simulation {
 
   // ================================================================ the model's views
 
-  #model(record: JobRecord): MJob {
+  #model(record: CoreJob): MJob {
     const job = this.#jobs.get(record);
     if (job === undefined) this.fail(`the core handed over a job the driver never made`);
     return job;
   }
 
-  #modelSource(source: Source): MSource {
-    const model = this.#bySource.get(source);
-    if (model === undefined) this.fail(`unknown source ${source.name}`);
+  #modelLane(lane: Lane): MSource {
+    const model = this.#byLane.get(lane);
+    if (model === undefined) this.fail(`unknown lane ${lane.name}`);
     return model;
+  }
+
+  /** A keyed lane's count of active keys, as the shell reads it (`keyCount`): at the time, without advancing. */
+  #keyCount(source: MSource): number {
+    const keys = source.lane.keys as KeyedJobs;
+    return keys.timed ? keys.keyCountAt(this.now) : keys.keyCount;
   }
 
   /** The list as SPEC 3 orders it (cached until a source binds or leaves; do not change it). */
@@ -1531,7 +1565,7 @@ export class Simulation {
   #heldBacklog(listed: readonly MSource[]): number {
     let held = 0;
     for (const source of listed) {
-      const s = source.src;
+      const s = source.lane;
       if (!s.due.needsEveryDue || source.running >= source.maxRunning || !source.rateAllows(this.now) || s.delayed.horizon === -Infinity) continue;
       held += s.delayed.countDueBy(s.delayed.horizon);
     }
@@ -1572,6 +1606,31 @@ export class Simulation {
 
   // ================================================================ checks
 
+  /**
+   * Reads change nothing (SPEC 12): the core's whole state is fingerprinted, every read the shell,
+   * the stats and the strategies make is made, a group at a time, and the state must be identical
+   * after each group.
+   */
+  checkReads(where: string): void {
+    this.readChecks++;
+    const core = this.core;
+    const lanes = this.sources.map((source) => source.lane);
+    const jobs: CoreJob[] = [];
+    for (const job of this.#live) jobs.push(job.rec);
+    for (const job of this.#settledJobs) jobs.push(job.rec);
+    const before = stateFingerprint(core, lanes, jobs);
+    const pathsNow = (): string[] => {
+      const paths: string[] = [];
+      stateFingerprint(core, lanes, jobs, paths);
+      return paths;
+    };
+    for (const [what, read] of READS) {
+      read(core, lanes, jobs, this.now);
+      const change = firstDifference(before, stateFingerprint(core, lanes, jobs), pathsNow);
+      if (change !== undefined) this.fail(`reads changed the core's state (${where}): ${what}: ${change}`);
+    }
+  }
+
   /** Drains the outbox and compares it with what the model expects of the last transition. */
   expect(expected: readonly Expected[], what: string): void {
     const outbox = this.core.outbox;
@@ -1579,7 +1638,7 @@ export class Simulation {
     let same = true;
     for (let note = outbox.next(); note !== -1; note = outbox.next()) {
       if (note === Note.Shrunk) continue; // no onSizeLessThan waiters here
-      const record = note === Note.Paused || note === Note.Resumed || note === Note.Halted ? undefined : (outbox.job as JobRecord);
+      const record = note === Note.Paused || note === Note.Resumed || note === Note.Halted ? undefined : (outbox.job as CoreJob);
       const job = record === undefined ? undefined : this.#jobs.get(record);
       const n = note === Note.Retrying || note === Note.Failed || note === Note.Cancelled ? outbox.n : 0;
       this.#tally[note] = (this.#tally[note] as number) + 1;
@@ -1629,7 +1688,7 @@ export class Simulation {
     let ownTimeouts = 0;
     const hasDue = new Set<MSource>();
     for (const source of this.sources) {
-      const s = source.src;
+      const s = source.lane;
       let due = 0;
       let late = 0;
       let held = 0;
@@ -1656,15 +1715,14 @@ export class Simulation {
         s.length !== source.jobs.size ||
         s.running !== source.running ||
         s.timed !== timed ||
-        s.retiring !== source.retiring ||
-        s.closed !== source.closed
+        s.retiring !== source.retiring
       ) {
         const core =
           `due ${s.due.length} + ${unmoved} not moved, delayed ${s.delayed.length}, held ${s.held?.size ?? 0}, length ${s.length}, ` +
-          `running ${s.running}, timed ${s.timed}, retiring ${s.retiring}, closed ${s.closed}`;
+          `running ${s.running}, timed ${s.timed}, retiring ${s.retiring}`;
         const model =
           `due ${due}, delayed ${late}, held ${held}, length ${source.jobs.size}, ` +
-          `running ${source.running}, timed ${timed}, retiring ${source.retiring}, closed ${source.closed}`;
+          `running ${source.running}, timed ${timed}, retiring ${source.retiring}`;
         this.fail(`${source.name} disagrees with the model: core has ${core}; the model ${model}`);
       }
       if (s.running < 0) this.fail(`${source.name}: running went negative`);
@@ -1680,12 +1738,12 @@ export class Simulation {
     this.eq(core.list.length, listed.length, 'list length');
     for (let i = 0; i < listed.length; i++) {
       const source = listed[i] as MSource;
-      if (core.list[i] !== source.src) this.fail(`list[${i}] is ${core.list[i]?.name}, expected ${source.name}`);
-      if (source.src.index !== i) this.fail(`${source.name}: index ${source.src.index}, expected ${i}`);
+      if (core.list[i] !== source.lane) this.fail(`list[${i}] is ${core.list[i]?.name}, expected ${source.name}`);
+      if (source.lane.index !== i) this.fail(`${source.name}: index ${source.lane.index}, expected ${i}`);
       if (!core.names.has(source.name)) this.fail(`the name of ${source.name} is not claimed`);
     }
     for (const source of this.sources) {
-      if (source.left && source.src.index !== -1) this.fail(`${source.name} left the list but has index ${source.src.index}`);
+      if (source.left && source.lane.index !== -1) this.fail(`${source.name} left the list but has index ${source.lane.index}`);
     }
     this.eq(core.names.size, listed.length, 'claimed names vs listed sources');
 
@@ -1714,7 +1772,7 @@ export class Simulation {
           record.attempts !== job.attempts
         ) {
           this.fail(
-            `job #${job.n}: core has state ${record.status} (${record.state}), inFlight ${record.inFlight}, attempts ${record.attempts}; ` +
+            `job #${job.n}: core has state ${STATUS[record.state]} (${record.state}), inFlight ${record.inFlight}, attempts ${record.attempts}; ` +
               `the model ${job.state}, inFlight ${job.attempt !== undefined}, attempts ${job.attempts}`,
           );
         }
@@ -1796,7 +1854,7 @@ export class Simulation {
     } else if (free) {
       // Work-conserving (SPEC 3): a free slot and an eligible source never coexist after a pass.
       for (const source of listed) {
-        if (source.src.isEligible(this.now) || (hasDue.has(source) && source.eligible(this.now))) {
+        if (source.lane.isEligible(this.now) || (hasDue.has(source) && source.eligible(this.now))) {
           this.fail(`${source.name} is eligible with ${core.slotsInUse}/${core.concurrency} slots in use after a pass`);
         }
       }
@@ -1811,28 +1869,37 @@ export class Simulation {
    * with one, once its starts leave the window, which {@link #finalDrain} checks).
    */
   #checkKeys(source: MSource): void {
-    const queue = source.src as Queue;
+    const lane = source.lane;
+    const keys = lane.keys as KeyedJobs;
     const active = source.activeKeys();
-    for (const key of active) {
-      const stats = queue.keyStats(key);
-      let due = 0;
-      let late = 0;
-      for (const job of source.jobs) {
-        if (job.rec.key !== key) continue;
-        // Due (SPEC 3): waiting, a delayed job whose time has come (moved or not), and a redrive
-        // held behind its predecessor's handler (it joins as soon as that returns).
-        if (job.state === 'waiting' || job.state === 'held') due++;
-        else if (job.state === 'delayed') {
-          if (job.due <= this.now) due++;
-          else late++;
-        }
-      }
-      const expected = { waiting: due + late, due, delayed: late, running: source.keyRunning.get(key) ?? 0, paused: source.pausedKeys.has(key) };
-      if (JSON.stringify(stats) !== JSON.stringify(expected)) {
-        this.fail(`key ${key} of ${source.name}: keyStats ${JSON.stringify(stats)}, the model ${JSON.stringify(expected)}`);
+    // One pass over the lane's jobs: per key, due, delayed and held (see below).
+    const counts = new Map<string, { due: number; late: number; held: number }>();
+    for (const job of source.jobs) {
+      const key = job.rec.key as string;
+      let count = counts.get(key);
+      if (count === undefined) counts.set(key, (count = { due: 0, late: 0, held: 0 }));
+      // Due (SPEC 3): waiting, a delayed job whose time has come (moved or not), and a redrive
+      // held behind its predecessor's handler (it joins as soon as that returns), which waits
+      // in the lane rather than in its key (`keyStats` adds the lane's count of them).
+      if (job.state === 'waiting') count.due++;
+      else if (job.state === 'held') count.held++;
+      else if (job.state === 'delayed') {
+        if (job.due <= this.now) count.due++;
+        else count.late++;
       }
     }
-    const count = queue.keyCount;
+    for (const key of active) {
+      const stats = keys.stats(key, this.now);
+      const { due, late, held } = counts.get(key) ?? { due: 0, late: 0, held: 0 };
+      const running = source.keyRunning.get(key) ?? 0;
+      const paused = source.pausedKeys.has(key);
+      if (stats.waiting !== due + late || stats.due !== due || stats.delayed !== late || stats.running !== running || stats.paused !== paused) {
+        const expected = { waiting: due + late, due, delayed: late, running, paused };
+        this.fail(`key ${key} of ${source.name}: keyStats ${JSON.stringify(stats)}, the model ${JSON.stringify(expected)}`);
+      }
+      this.eq(lane.heldOfKey(key), held, `redrives of key ${key} of ${source.name} held behind their predecessor`);
+    }
+    const count = this.#keyCount(source);
     if (count < active.size) this.fail(`${source.name} counts ${count} keys, but ${active.size} are active`);
     if (source.keys?.rateLimit === undefined && count !== active.size) {
       this.fail(`${source.name} remembers ${count} keys, but only ${active.size} are active: forgotten keys hold memory`);
@@ -1846,7 +1913,7 @@ export class Simulation {
   }
 
   fail(message: string): never {
-    // The runner turns stack traces off for speed (the core makes errors on refused adds).
+    // The runner turns stack traces off for speed (the core makes errors: timeouts, cancellations).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 20;
     const failure = new SimFailure(message);
