@@ -1427,6 +1427,7 @@ export class Simulation {
     if (ext?.timeout !== undefined) spec.timeout = ext.timeout;
     if (ext?.retry !== undefined) spec.retry = ext.retry as RetryOptions;
     this.eq(origin.job.inFlight, blocker.attempt !== undefined, `inFlight of dead job #${blocker.n}`);
+    let redriven: MJob;
     if (origin.job.inFlight) {
       const job = this.#newJob(model, entry.data, origin.priority, spec, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
@@ -1437,11 +1438,13 @@ export class Simulation {
       model.jobs.add(job);
       this.#live.add(job);
       this.expect([], 'hold');
+      redriven = job;
     } else {
       const job = this.#add(model, entry.data, origin.priority, spec);
       this.note(`redrive job #${blocker.n} as #${job.n}`);
+      redriven = job;
     }
-    core.deadLetters.remove(entry);
+    core.redriven(entry, redriven.rec, undefined);
     this.#dead.splice(index, 1);
   }
 
