@@ -1,4 +1,4 @@
-import type { InvariantError } from './errors.js';
+import type { InvariantError } from './api/errors.js';
 import type { Job, JobHandle, JobProgress } from './job.js';
 
 /**

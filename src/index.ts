@@ -20,12 +20,12 @@ export {
 export { ThreadExitError, ThreadStartError, ThreadTaskError } from './pool/thread-errors.js';
 export type { ThreadPoolOptions } from './pool/thread-options.js';
 export type { ThreadContext } from './pool/thread-entry.js';
-export type { ThreadTransferable } from './pool/transferable.js';
+export type { ThreadTransferable } from './api/transferable.js';
 export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
 export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './stats.js';
-export type { DeadLetter } from './dead-letters.js';
-export type { RetryOptions, Backoff, BackoffSchedule } from './retry.js';
+export type { DeadLetter } from './api/dead-letter.js';
+export type { RetryOptions, Backoff, BackoffSchedule } from './api/retry.js';
 export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
@@ -55,7 +55,7 @@ export {
   InvariantError,
   JobIdInUseError,
   TimeoutError,
-} from './errors.js';
+} from './api/errors.js';
 export { RemoteSource } from './remote/remote-source.js';
 export type { RemoteAdapter, RemoteJob, RemoteBindOptions } from './remote/adapter.js';
 export { LockLostError, LostLocksError, RemoteSourceError } from './remote/errors.js';

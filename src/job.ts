@@ -1,9 +1,9 @@
 import type { ParsedAddOptions } from './add-options.js';
 import type { JobHandle, Job, JobProgress, JobStatus } from './api/jobs.js';
-import { CancelledError } from './errors.js';
+import { CancelledError } from './api/errors.js';
 import { CancelReason, CoreJob, type KeyedJob, restartJobCount, State, STATUS, UNTIMED } from './core/job-record.js';
 import type { Source } from './source.js';
-import { keepShape } from './internal/shape-anchors.js';
+import { keepShape } from './core/shape-anchors.js';
 import type { ContextScope } from './shell/async-context.js';
 
 export type { Job, JobGroup, JobHandle, JobProgress, JobStatus } from './api/jobs.js';

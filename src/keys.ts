@@ -53,19 +53,7 @@ export type KeyArgument<K extends boolean, M extends string> =
     ? `${M}() needs a queue bound with keys: bindQueue({ keys: { by } }) or bindPriorityQueue({ keys: { by } })`
     : string | number;
 
-/** What `keyStats(key)` returns: one key's figures (all zero and not paused for a key that is not active). */
-export interface KeyStats {
-  /** Jobs of the key waiting: `due + delayed`. */
-  waiting: number;
-  /** Waiting jobs whose due time has passed. */
-  due: number;
-  /** Waiting jobs whose due time has not come yet. */
-  delayed: number;
-  /** Jobs of the key running now. */
-  running: number;
-  /** Whether the key is paused (`pauseKey`). */
-  paused: boolean;
-}
+export type { KeyStats } from './api/keys.js';
 
 const KEYS_FIELDS = ['by', 'concurrency', 'rateLimit', 'capacity', 'weight'] as const;
 
@@ -99,18 +87,6 @@ export function checkKeysOptions(options: unknown): KeyLimits {
     rateLimit = { limit: rate.limit, interval: rate.interval };
   }
   return { concurrency, capacity, rateLimit, weighted: keys.weight !== undefined };
-}
-
-/**
- * A job's key as compared: `String(key)` of a string or a finite number; anything else is a
- * `TypeError` naming `what` (the `key` option, or what `keys.by` returned).
- *
- * @internal
- */
-export function keyName(what: string, key: unknown): string {
-  if (typeof key === 'string') return key;
-  if (typeof key === 'number' && Number.isFinite(key)) return String(key);
-  throw new TypeError(`qmux: ${what} must be a string or a finite number, got ${check.describeValue(key)}`);
 }
 
 /** A weight returned by `keys.weight`: a positive finite number. @internal */

@@ -1,7 +1,7 @@
 import type { JobHandle } from './job.js';
 import { parseAddOptions, type AddOptions, type PublishOptions } from './add-options.js';
 import { followSignal, withoutLiveSignal } from './job-group.js';
-import { jobWithId } from './job-ids.js';
+import { jobWithId } from './core/job-ids.js';
 import type { JobRecord } from './job.js';
 import { Source, type SourceParts } from './source.js';
 

@@ -1,13 +1,13 @@
 import { EventEmitter } from 'eventemitter3';
-import { monotonicClock, type Clock } from './clock.js';
+import { monotonicClock, type Clock } from './shell/clock.js';
 import { Core } from './core/core.js';
 import { KeyedJobs } from './core/keys/keyed-jobs.js';
 import { Phase, type WorkerStatus } from './core/worker-state.js';
-import type { DeadLetter } from './dead-letters.js';
-import type { InvariantError } from './errors.js';
+import type { DeadLetter } from './api/dead-letter.js';
+import type { InvariantError } from './api/errors.js';
 import type { WorkerEvents } from './events.js';
 import type { WorkerHealth } from './health.js';
-import { FifoDueJobs, PriorityDueJobs } from './internal/due-jobs.js';
+import { FifoDueJobs, PriorityDueJobs } from './core/due/due-jobs.js';
 import * as check from './internal/validate.js';
 import { checkKeysOptions, type KeysOptions } from './keys.js';
 import type { JobHandle, JobRecord } from './job.js';

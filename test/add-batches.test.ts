@@ -2,7 +2,7 @@
  * AddBatches: the add times of a FIFO source by batch of adds (the age of its oldest due job).
  */
 import { describe, expect, it } from 'vitest';
-import { AddBatches } from '../src/internal/add-batches.js';
+import { AddBatches } from '../src/core/add-batches.js';
 
 describe('AddBatches', () => {
   it('gives the start of the batch of any waiting job, and keeps only what the oldest needs', () => {

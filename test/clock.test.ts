@@ -5,7 +5,7 @@
  * VM would.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WallClockOffset } from '../src/clock.js';
+import { WallClockOffset } from '../src/shell/clock.js';
 import { Registry, Worker, type Job } from '../src/index.js';
 
 const T0 = Date.UTC(2030, 0, 1);

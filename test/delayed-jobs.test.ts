@@ -4,7 +4,7 @@
  * ones never, and the counts hold.
  */
 import { describe, expect, it } from 'vitest';
-import { DelayedJobs } from '../src/internal/due-jobs.js';
+import { DelayedJobs } from '../src/core/due/due-jobs.js';
 import type { JobRecord } from '../src/job.js';
 import { State } from '../src/core/job-record.js';
 import { Rng } from './sim/prng.js';

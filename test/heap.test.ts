@@ -5,7 +5,7 @@
  * ways. `KeyedHeap` keeps two numeric keys in typed arrays, and serves every other heap.
  */
 import { describe, expect, it } from 'vitest';
-import { type HeapPlaced, Heap, KeyedHeap } from '../src/internal/heap.js';
+import { type HeapPlaced, Heap, KeyedHeap } from '../src/core/due/heap.js';
 import { Rng } from './sim/prng.js';
 
 interface Item {

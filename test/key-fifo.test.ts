@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyFifo } from '../src/core/keys/key-fifo.js';
-import { COMPACT_MIN, earlierDue, FifoDueJobs } from '../src/internal/due-jobs.js';
+import { COMPACT_MIN, earlierDue, FifoDueJobs } from '../src/core/due/due-jobs.js';
 import { KeyedJobRecord } from '../src/job.js';
 import { State } from '../src/core/job-record.js';
 import type { Source } from '../src/source.js';

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EligibleSet } from '../src/core/eligible-set.js';
 import { Strategy, Topic, Worker, type Job, type Picker, type SourceView } from '../src/index.js';
 import type { Lane } from '../src/core/lane.js';
-import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE } from '../src/strategies/fast.js';
-import type { Strategy as StrategyType } from '../src/strategies/strategy.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE } from '../src/core/fast-picker.js';
+import type { Strategy as StrategyType } from '../src/api/strategy.js';
 import { Rng } from './sim/prng.js';
 
 afterEach(() => {

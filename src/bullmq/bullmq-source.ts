@@ -2,7 +2,7 @@ import type { Job as BullJob, RedisClient as BullClient, Worker as BullWorker, W
 import * as check from '../internal/validate.js';
 import type { RemoteAdapter, RemoteJob } from '../remote/adapter.js';
 import { LockLostError } from '../remote/errors.js';
-import { messageOf, safeString } from '../internal/describe.js';
+import { messageOf, safeString } from '../api/describe.js';
 
 // bullmq and ioredis are optional peer dependencies: loaded here, when `qmux/bullmq` is
 // imported, and never by `import 'qmux'`.

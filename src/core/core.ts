@@ -1,21 +1,20 @@
-import type { Clock } from '../clock.js';
-import { DeadLetterStore } from '../dead-letters.js';
-import { CancelledError, InvariantError, type TimeoutError } from '../errors.js';
-import { claimId, releaseId } from '../job-ids.js';
-import { CancelReason, State, STATUS, UNTIMED, type CoreJob } from './job-record.js';
+import type { Clock } from './clock.js';
+import { DeadLetterStore } from './dead-letters.js';
+import { CancelledError, InvariantError, type TimeoutError } from '../api/errors.js';
+import { claimId, releaseId } from './job-ids.js';
+import { CancelReason, Deadline, State, STATUS, UNTIMED, type CoreJob } from './job-record.js';
 import { isTimed, Timed } from './sampling.js';
 import type { JobProgress } from '../api/jobs.js';
 import type { Lane } from './lane.js';
-import type { RemoteJobRecord } from '../remote/remote-job.js';
-import type { Picker } from '../strategies/strategy.js';
+import type { Picker } from '../api/strategy.js';
 import type { WorkerCounters } from '../api/stats.js';
 import { zeroCounters } from './counters.js';
-import { Deadline, Deadlines } from './deadlines.js';
+import { Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
 import { PROMOTE_BATCH, Promotion } from './promotion.js';
 import { nextPhase, Phase, statusOf, type LifecycleCall, type WorkerStatus } from './worker-state.js';
-import { safeString } from '../internal/describe.js';
+import { safeString } from '../api/describe.js';
 
 /** What {@link Core} is made with. @internal */
 export interface CoreConfig {
@@ -35,6 +34,16 @@ export interface CoreConfig {
    * count alone bounds a batch (the simulator).
    */
   workClock?: Clock;
+}
+
+/**
+ * A job of a remote source as the core sees it: the shell's `RemoteJobRecord`, which the shell
+ * tells, before a failing attempt's transition, whether the engine runs the job again.
+ *
+ * @internal
+ */
+export interface RemoteCoreJob extends CoreJob {
+  readonly engineRetries: boolean;
 }
 
 /** What `redrive` needs to put a dead letter back. @internal */
@@ -240,13 +249,13 @@ export class Core {
    * (see {@link endAddBatch}).
    */
   admit(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
-    this.#added(job.home);
+    this.#added(job.home as Lane);
     return this.#join(job, runAt, now, timing);
   }
 
   /** {@link admit} without counting the job as added (a held redrive, counted when it was held). */
   #join(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
-    const lane = job.home;
+    const lane = job.home as Lane;
     const wasEmpty = lane.length === 0;
     const ext = job.ext;
     let firstOfBatch = false;
@@ -303,7 +312,7 @@ export class Core {
    * then forgets it), for its wait time; `undefined` if the lane kept none.
    */
   takeAddTime(job: CoreJob): number | undefined {
-    return job.home.ages.takeSampled(job);
+    return (job.home as Lane).ages.takeSampled(job);
   }
 
   /** Whether producers wait for `lane` to shrink (`onSizeLessThan`): while they do, each shrink is noted. */
@@ -322,7 +331,7 @@ export class Core {
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
   hold(job: CoreJob, blocker: CoreJob, now: number): void {
-    this.#added(job.home);
+    this.#added(job.home as Lane);
     const ext = job.extras();
     ext.held = true;
     ext.heldBehind = blocker;
@@ -353,7 +362,7 @@ export class Core {
 
   /** A job whose `signal` had already aborted when it was added: it settles cancelled and never joins its source. */
   cancelAtAdd(job: CoreJob, reason: unknown): void {
-    this.#added(job.home);
+    this.#added(job.home as Lane);
     this.#settleCancelled(job, reason, false);
     this.counters.cancelled++;
     job.home.counters.cancelled++;
@@ -534,7 +543,7 @@ export class Core {
       job.succeedInFlight();
       job.value = value;
       this.counters.succeeded++;
-      const source = job.home;
+      const source = job.home as Lane;
       source.counters.succeeded++;
       this.outbox.record(Note.Succeeded, job, undefined, 0);
       this.#freeSlot(source);
@@ -611,7 +620,7 @@ export class Core {
 
   /** Puts the job back as a delayed job of its own source, even at capacity or closed: it is not a new job. */
   #retry(job: CoreJob, error: unknown, delay: number, now: number): void {
-    const source = job.home;
+    const source = job.home as Lane;
     job.state = State.Delayed;
     job.dueAt = now + delay;
     // Not due before a promotion sees it: jobs up to the horizon of a promotion in progress count as due.
@@ -630,9 +639,9 @@ export class Core {
   #failForGood(job: CoreJob, error: unknown, wallNow: number): void {
     job.state = State.Failed;
     job.value = error;
-    const source = job.home;
+    const source = job.home as Lane;
     if (source.isRemote) {
-      this.#failRemote(job as RemoteJobRecord, error);
+      this.#failRemote(job as RemoteCoreJob, error);
       return;
     }
     this.counters.failed++;
@@ -660,7 +669,7 @@ export class Core {
    * engine keeps failed jobs). Whether the engine runs the job again decides between `retrying`
    * and `failed` (SPEC 9).
    */
-  #failRemote(job: RemoteJobRecord, error: unknown): void {
+  #failRemote(job: RemoteCoreJob, error: unknown): void {
     if (job.engineRetries) {
       this.counters.retried++;
       job.home.counters.retried++;
@@ -676,7 +685,7 @@ export class Core {
   #release(job: CoreJob, now: number): void {
     if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
     job.inFlight = false;
-    const source = job.home;
+    const source = job.home as Lane;
     this.#freeSlot(source);
     const ext = job.ext;
     if (ext !== undefined) {
@@ -759,7 +768,7 @@ export class Core {
     if (state >= State.Succeeded) return false;
     const running = state === State.Running;
     this.#settleCancelled(job, reason, running);
-    const source = job.home;
+    const source = job.home as Lane;
     if (running) this.#endAttempt(job);
     else if (job.ext?.held === true) {
       job.ext.held = false; // never joins its source now
@@ -849,7 +858,7 @@ export class Core {
    */
   dropClaimed(job: CoreJob): boolean {
     if (job.state !== State.Waiting) return false;
-    const source = job.home;
+    const source = job.home as Lane;
     job.state = State.Cancelled;
     job.value = CancelReason.of('its claim was lost');
     source.due.markRemoved();

@@ -1,26 +1,5 @@
-import type { CoreJob } from './job-record.js';
-import { type HeapPlaced, KeyedHeap } from '../internal/heap.js';
-
-/**
- * The deadline of one running attempt that has a timeout. Made only for jobs with a `timeout`
- * (the user asked for it), so a job without one pays nothing for the feature.
- *
- * @internal
- */
-export class Deadline implements HeapPlaced {
-  /** When the attempt times out, on the core's clock. */
-  readonly at: number;
-  readonly job: CoreJob;
-  /** The timeout in ms, for the error message. */
-  readonly ms: number;
-  /** Position in the heap (1 or more), or -1 once removed. */
-  heapAt = -1;
-  constructor(at: number, job: CoreJob, ms: number) {
-    this.at = at;
-    this.job = job;
-    this.ms = ms;
-  }
-}
+import type { Deadline } from './job-record.js';
+import { KeyedHeap } from './due/heap.js';
 
 /**
  * Job timeouts as data (quinn-proto's timer table): an indexed min-heap of the running attempts'

@@ -1,10 +1,10 @@
-import { InvariantError } from '../errors.js';
+import { InvariantError } from '../api/errors.js';
 import { laneOfView, type Lane } from './lane.js';
-import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../strategies/fast.js';
-import type { Picker, SourceView } from '../strategies/strategy.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from './fast-picker.js';
+import type { Picker, SourceView } from '../api/strategy.js';
 import { EligibleSet } from './eligible-set.js';
 import { RateHeld } from './rate-held.js';
-import { safeString } from '../internal/describe.js';
+import { safeString } from '../api/describe.js';
 
 /**
  * Which source gives the next job: the list, eligibility and the strategy, and when time alone

@@ -1,7 +1,7 @@
-import type { ThreadTransferable } from '../pool/transferable.js';
+import type { ThreadTransferable } from '../api/transferable.js';
 import type { JobProgress, JobStatus } from '../api/jobs.js';
-import type { Deadline } from './deadlines.js';
-import type { Lane } from './lane.js';
+import type { WorkerCounters } from '../api/stats.js';
+import type { HeapPlaced } from './due/heap.js';
 
 /** Internal job states; numbers keep the hot path's comparisons cheap. @internal */
 export enum State {
@@ -117,6 +117,48 @@ export function restartJobCount(): void {
 }
 
 /**
+ * The deadline of one running attempt that has a timeout. Made only for jobs with a `timeout`
+ * (the user asked for it), so a job without one pays nothing for the feature.
+ *
+ * @internal
+ */
+export class Deadline implements HeapPlaced {
+  /** When the attempt times out, on the core's clock. */
+  readonly at: number;
+  readonly job: CoreJob;
+  /** The timeout in ms, for the error message. */
+  readonly ms: number;
+  /** Position in the heap (1 or more), or -1 once removed. */
+  heapAt = -1;
+  constructor(at: number, job: CoreJob, ms: number) {
+    this.at = at;
+    this.job = job;
+    this.ms = ms;
+  }
+}
+
+/**
+ * A job's lane as its record names it. The lane is the core's `Lane` (`lane.ts`), which holds its
+ * jobs and so is declared after them; this is what the record itself, and the code that has only
+ * a job in hand (`job-ids.ts`, the core's counters), read of it. The core narrows `home` to `Lane`
+ * where it needs the rest; the shell's handle narrows it to its `Source`.
+ *
+ * @internal
+ */
+export interface JobHome {
+  /** The source's name. */
+  readonly name: string;
+  /** Whether its jobs belong to a remote engine. */
+  readonly isRemote: boolean;
+  /** Counters of its jobs since it was bound. */
+  readonly counters: WorkerCounters;
+  /** Redriven jobs waiting for their predecessor's handler to settle. */
+  held: Set<CoreJob> | undefined;
+  /** The jobs in use that have a user id, by id. */
+  ids: Map<string, CoreJob> | undefined;
+}
+
+/**
  * The core's record of one job (SPEC 12): its place in its lane, its state, attempts and value.
  * The public handle (`JobRecord` in `job.ts`, which is also what the handler gets) extends
  * it: one object per job. Only the core changes these fields; the handle reads them.
@@ -128,8 +170,8 @@ export class CoreJob {
   /** Process-wide add order: the last tie-break everywhere. */
   readonly seq: number;
   readonly data: unknown;
-  /** The lane (source) this job belongs to. */
-  readonly home: Lane;
+  /** The lane (source) this job belongs to: a `Lane` (see {@link JobHome}). */
+  readonly home: JobHome;
   /** When the job becomes (or became) due, in epoch ms; {@link UNTIMED} when it was due on add and no ordering needed the time. */
   dueAt: number;
   /**
@@ -148,7 +190,7 @@ export class CoreJob {
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
 
-  constructor(home: Lane, data: unknown, dueAt: number, state: State) {
+  constructor(home: JobHome, data: unknown, dueAt: number, state: State) {
     this.seq = nextSeq++;
     this.home = home;
     this.data = data;

@@ -1,7 +1,7 @@
 import { KeyedJobs } from './keys/keyed-jobs.js';
-import { DelayedJobs, type DueJobs } from '../internal/due-jobs.js';
-import { RateWindow } from '../internal/rate-window.js';
-import type { SourceView } from '../strategies/strategy.js';
+import { DelayedJobs, type DueJobs } from './due/due-jobs.js';
+import { RateWindow } from './rate-window.js';
+import type { SourceView } from '../api/strategy.js';
 import type { WorkerCounters } from '../api/stats.js';
 import { zeroCounters } from './counters.js';
 import { type CoreJob, type KeyedJob, State } from './job-record.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import { type CoreJob, State } from './job-record.js';
 import type { Lane } from './lane.js';
 

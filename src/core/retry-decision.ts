@@ -1,4 +1,4 @@
-import type { BackoffSchedule, RetryOptions } from '../retry.js';
+import type { BackoffSchedule, RetryOptions } from '../api/retry.js';
 
 /**
  * What the user's retry hooks said about one failed attempt. The shell calls them (they are

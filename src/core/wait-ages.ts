@@ -1,6 +1,6 @@
-import { AddBatches } from '../internal/add-batches.js';
-import { SampledAdds } from '../internal/sampled-adds.js';
-import type { DueJobs } from '../internal/due-jobs.js';
+import { AddBatches } from './add-batches.js';
+import { SampledAdds } from './sampled-adds.js';
+import type { DueJobs } from './due/due-jobs.js';
 import { type CoreJob, State, UNTIMED } from './job-record.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { WorkerStatus } from '../api/worker-status.js';
-import { InvalidStateError } from '../errors.js';
+import { InvalidStateError } from '../api/errors.js';
 
 export type { WorkerStatus } from '../api/worker-status.js';
 

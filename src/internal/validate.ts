@@ -5,15 +5,7 @@
  * @internal
  */
 
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (value === null) return 'null';
-  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
-  // String(10n) is "10": indistinguishable from the number the option wanted.
-  if (typeof value === 'bigint') return `${value}n`;
-  return String(value);
-}
+import { describeValue as show } from '../api/describe.js';
 
 /** A positive integer or `Infinity`: worker and source concurrency. */
 export function positiveIntOrInfinity(name: string, value: unknown): number {
@@ -122,4 +114,4 @@ export function abortSignal(name: string, value: unknown): AbortSignal {
   return value;
 }
 
-export { show as describeValue };
+export { describeValue } from '../api/describe.js';

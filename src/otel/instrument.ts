@@ -14,10 +14,10 @@ import type {
   Tracer,
   TracerProvider,
 } from '@opentelemetry/api';
-import { monotonicClock } from '../clock.js';
-import { TimeoutError } from '../errors.js';
+import { monotonicClock } from '../shell/clock.js';
+import { TimeoutError } from '../api/errors.js';
 import type { WorkerHealth } from '../health.js';
-import { isError, messageOf, safeString } from '../internal/describe.js';
+import { isError, messageOf, safeString } from '../api/describe.js';
 import { describeValue } from '../internal/validate.js';
 import type { WorkerTap } from '../internal/worker-tap.js';
 import type { JobRecord } from '../job.js';

@@ -1,5 +1,5 @@
-import { QmuxError } from '../errors.js';
-import { safeString } from '../internal/describe.js';
+import { QmuxError } from '../api/errors.js';
+import { safeString } from '../api/describe.js';
 import { THREW_NULL } from './threw-null.js';
 
 /**

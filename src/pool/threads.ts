@@ -7,8 +7,8 @@ import { ABORTING } from './task-cells.js';
 import { asError, lostInTransit, noteThreadCrash, ThreadExitError, ThreadStartError, ThreadTaskError } from './thread-errors.js';
 import { MAX_THREADS, type ThreadPoolOptions } from './thread-options.js';
 import type { ThreadTask, ThreadWorkerData } from './thread-entry.js';
-import type { ThreadTransferable } from './transferable.js';
-import { safeString } from '../internal/describe.js';
+import type { ThreadTransferable } from '../api/transferable.js';
+import { safeString } from '../api/describe.js';
 import { inRootContext } from '../shell/async-context.js';
 
 const ENTRY = new URL('./thread-entry.js', import.meta.url);

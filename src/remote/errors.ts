@@ -1,5 +1,5 @@
-import { QmuxError } from '../errors.js';
-import { messageOf } from '../internal/describe.js';
+import { QmuxError } from '../api/errors.js';
+import { messageOf } from '../api/describe.js';
 
 /**
  * What a remote adapter rejects with when the engine says the job's claim (its lock) is gone:

@@ -7,7 +7,7 @@ import { isLockLost, RemoteSourceError } from './errors.js';
 import { HeldClaims } from './held-claims.js';
 import { ANSWER_WITHIN_MS, Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
-import { messageOf, safeString } from '../internal/describe.js';
+import { messageOf, safeString } from '../api/describe.js';
 
 /** The default `prefetch` is the source's or the worker's concurrency, at most this. */
 export const MAX_DEFAULT_PREFETCH = 64;

@@ -1,11 +1,11 @@
 import type { AddOptions, ParsedAddOptions } from '../add-options.js';
 import type { Origin } from '../core/core.js';
-import type { DeadLetter } from '../dead-letters.js';
-import { JobIdInUseError } from '../errors.js';
+import type { DeadLetter } from '../api/dead-letter.js';
+import { JobIdInUseError } from '../api/errors.js';
 import { describeValue } from '../internal/validate.js';
-import { jobWithId } from '../job-ids.js';
-import type { RetryOptions } from '../retry.js';
-import { type Clock, WallClockOffset } from '../clock.js';
+import { jobWithId } from '../core/job-ids.js';
+import type { RetryOptions } from '../api/retry.js';
+import { type Clock, WallClockOffset } from './clock.js';
 import type { Core } from '../core/core.js';
 import { UNTIMED } from '../core/job-record.js';
 import { Timed } from '../core/sampling.js';

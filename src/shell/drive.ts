@@ -1,9 +1,9 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import type { Core } from '../core/core.js';
 import { UNTIMED } from '../core/job-record.js';
 import { Note } from '../core/outbox.js';
 import { Phase } from '../core/worker-state.js';
-import { type InvariantError, TimeoutError } from '../errors.js';
+import { type InvariantError, TimeoutError } from '../api/errors.js';
 import { abortSignalOf, deliverOutcome, type JobRecord } from '../job.js';
 import type { ThreadPool } from '../pool/threads.js';
 import type { RemoteJobRecord } from '../remote/remote-job.js';

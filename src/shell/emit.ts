@@ -1,4 +1,4 @@
-import type { InvariantError } from '../errors.js';
+import type { InvariantError } from '../api/errors.js';
 import type { TrackedJob } from '../events.js';
 import type { JobProgress, JobRecord } from '../job.js';
 import { listenerThrew, type WorkerEmitter } from './faults.js';

@@ -1,6 +1,6 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { WorkerEvents } from '../events.js';
-import { isError, messageOf, safeString } from '../internal/describe.js';
+import { isError, messageOf, safeString } from '../api/describe.js';
 import { hostWarning } from './host.js';
 
 /** What reporting a fault needs of a worker. @internal */

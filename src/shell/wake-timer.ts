@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock } from './clock.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
 import { inRootContext } from './async-context.js';
 

@@ -1,5 +1,5 @@
 import { laneOfView } from '../core/lane.js';
-import type { SourceView } from './strategy.js';
+import type { SourceView } from '../api/strategy.js';
 
 /**
  * A view's bind order: unique within its worker and never reused, so a picker can remember a

@@ -1,7 +1,7 @@
 import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
-import type { SourceView } from './strategy.js';
+import type { SourceView } from '../api/strategy.js';
 
 /**
  * What a built-in strategy reads of the list: positions 0 to `size - 1` in list order, which of

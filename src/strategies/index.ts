@@ -1,11 +1,11 @@
 import { MaxLen, MinLen } from './length.js';
 import { Priority } from './priority.js';
 import { RoundRobin } from './round-robin.js';
-import type { Strategy as StrategyType } from './strategy.js';
+import type { Strategy as StrategyType } from '../api/strategy.js';
 import { Weighted } from './weighted.js';
 import { describeValue } from '../internal/validate.js';
 
-export type { Picker, SourceView } from './strategy.js';
+export type { Picker, SourceView } from '../api/strategy.js';
 
 /**
  * A dispatch strategy: a name and a factory of pickers, one {@link Picker} per worker. The

@@ -1,8 +1,8 @@
 import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
 import { type Candidates, NO_LANES, NO_VIEWS, SetCandidates, ViewCandidates } from './candidates.js';
-import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
-import type { Picker, SourceView, Strategy } from './strategy.js';
+import { type FastPicker, PICK_ELIGIBLE } from '../core/fast-picker.js';
+import type { Picker, SourceView, Strategy } from '../api/strategy.js';
 
 /**
  * The strategy, once: the eligible position with the highest `sign * length` (sign 1: longest,

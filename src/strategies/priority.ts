@@ -1,8 +1,8 @@
 import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
 import { type Candidates, NO_VIEWS, SetCandidates, ViewCandidates } from './candidates.js';
-import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
-import type { Picker, SourceView, Strategy } from './strategy.js';
+import { type FastPicker, PICK_ELIGIBLE } from '../core/fast-picker.js';
+import type { Picker, SourceView, Strategy } from '../api/strategy.js';
 
 /** The strategy, once: the first eligible position (there is one: a pick is asked only then). */
 function pickFirst(candidates: Candidates): number {

@@ -2,8 +2,8 @@ import type { EligibleSet } from '../core/eligible-set.js';
 import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
 import { type Candidates, NO_VIEWS, SetCandidates, ViewCandidates } from './candidates.js';
-import { type FastPicker, PICK_ELIGIBLE } from './fast.js';
-import type { Picker, SourceView, Strategy } from './strategy.js';
+import { type FastPicker, PICK_ELIGIBLE } from '../core/fast-picker.js';
+import type { Picker, SourceView, Strategy } from '../api/strategy.js';
 
 class RoundRobinPicker implements FastPicker {
   /**

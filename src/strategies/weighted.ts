@@ -1,9 +1,9 @@
 import type { EligibleSet } from '../core/eligible-set.js';
-import { type HeapPlaced, KeyedHeap } from '../internal/heap.js';
+import { type HeapPlaced, KeyedHeap } from '../core/due/heap.js';
 import type { Lane } from '../core/lane.js';
 import { bindOrderOf } from './bind-order.js';
-import { BOUND, ENTERED, type FastPicker, LEFT, PICK_ELIGIBLE, UNBOUND } from './fast.js';
-import type { Picker, SourceView, Strategy } from './strategy.js';
+import { BOUND, ENTERED, type FastPicker, LEFT, PICK_ELIGIBLE, UNBOUND } from '../core/fast-picker.js';
+import type { Picker, SourceView, Strategy } from '../api/strategy.js';
 
 /** Past this, `picks * weight` could lose integer precision: rebase the credits. */
 const REBASE_AT = 2 ** 50;

@@ -22,8 +22,7 @@
  */
 import { Core, type Origin } from '../../src/core/core.js';
 import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
-import type { Deadline } from '../../src/core/deadlines.js';
-import { CoreJob, type KeyedJob, State, STATUS, UNTIMED } from '../../src/core/job-record.js';
+import { CoreJob, type Deadline, type KeyedJob, State, STATUS, UNTIMED } from '../../src/core/job-record.js';
 import { Lane, type LaneOptions } from '../../src/core/lane.js';
 import { Note } from '../../src/core/outbox.js';
 import { PROMOTE_BATCH } from '../../src/core/promotion.js';
@@ -31,14 +30,14 @@ import { retryDelay } from '../../src/core/retry-decision.js';
 import { isSampled, isTimed, Timed } from '../../src/core/sampling.js';
 import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/worker-state.js';
 import type { EligibleSet } from '../../src/core/eligible-set.js';
-import type { DeadLetter } from '../../src/dead-letters.js';
-import { InvalidStateError, InvariantError, TimeoutError } from '../../src/errors.js';
-import { FifoDueJobs, PriorityDueJobs } from '../../src/internal/due-jobs.js';
-import type { RateWindow } from '../../src/internal/rate-window.js';
-import type { BackoffSchedule, RetryOptions } from '../../src/retry.js';
-import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../../src/strategies/fast.js';
+import type { DeadLetter } from '../../src/api/dead-letter.js';
+import { InvalidStateError, InvariantError, TimeoutError } from '../../src/api/errors.js';
+import { FifoDueJobs, PriorityDueJobs } from '../../src/core/due/due-jobs.js';
+import type { RateWindow } from '../../src/core/rate-window.js';
+import type { BackoffSchedule, RetryOptions } from '../../src/api/retry.js';
+import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from '../../src/core/fast-picker.js';
 import { Strategy } from '../../src/strategies/index.js';
-import type { Picker, SourceView, Strategy as StrategyType } from '../../src/strategies/strategy.js';
+import type { Picker, SourceView, Strategy as StrategyType } from '../../src/api/strategy.js';
 import { Rng } from './prng.js';
 import { firstDifference, READS, stateFingerprint } from './purity.js';
 
@@ -153,7 +152,7 @@ function policyOf(worker: RetryOptions | undefined, job: RetryOptions | undefine
 
 /** Whether a record is a due job: waiting in its due order, or due but not moved yet (a promotion in progress). */
 function isDue(record: CoreJob): boolean {
-  return record.state === State.Waiting || (record.state === State.Delayed && record.dueAt <= record.home.delayed.horizon);
+  return record.state === State.Waiting || (record.state === State.Delayed && record.dueAt <= (record.home as Lane).delayed.horizon);
 }
 
 /** The core's state for a job the model has in `state` (a held redrive is a waiting record). */

@@ -1,4 +1,4 @@
-import { COMPACT_MIN, earlierDue, type DueJobs } from '../../internal/due-jobs.js';
+import { COMPACT_MIN, earlierDue, type DueJobs } from '../due/due-jobs.js';
 import { State, type CoreJob, type KeyedJob } from '../job-record.js';
 
 function isLive(job: CoreJob): boolean {

@@ -1,4 +1,4 @@
-import { KeyedHeap } from '../../internal/heap.js';
+import { KeyedHeap } from '../due/heap.js';
 import type { KeyState } from './key-state.js';
 
 /**

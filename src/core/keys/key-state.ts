@@ -1,7 +1,7 @@
-import type { DueJobs } from '../../internal/due-jobs.js';
+import type { DueJobs } from '../due/due-jobs.js';
 import { KeyFifo } from './key-fifo.js';
-import { RateWindow } from '../../internal/rate-window.js';
-import { keepShape } from '../../internal/shape-anchors.js';
+import { RateWindow } from '../rate-window.js';
+import { keepShape } from '../shape-anchors.js';
 
 /**
  * Where a key waits. Only a `Ready` key is in the turn order; the others wait outside it, so

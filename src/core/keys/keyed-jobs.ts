@@ -1,6 +1,7 @@
-import { DelayedJobs, type DueJobs } from '../../internal/due-jobs.js';
+import { DelayedJobs, type DueJobs } from '../due/due-jobs.js';
 import { type CoreJob, type KeyedJob, State } from '../job-record.js';
-import { keyName, type KeyStats } from '../../keys.js';
+import type { KeyStats } from '../../api/keys.js';
+import { keyName } from './key-name.js';
 import { KeyHeap } from './key-heap.js';
 import { KeyRate, KeyState, Place, WeightedKeyState } from './key-state.js';
 import { RoundRobinTurns, WeightedTurns, type Turns } from './turns.js';

@@ -1,6 +1,6 @@
-import type { EligibleSet } from '../core/eligible-set.js';
-import type { Lane } from '../core/lane.js';
-import type { Picker } from './strategy.js';
+import type { EligibleSet } from './eligible-set.js';
+import type { Lane } from './lane.js';
+import type { Picker } from '../api/strategy.js';
 
 /**
  * The built-in strategies' fast interface. The dispatcher keeps the eligible sources in an

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import type { WorkerStatus } from './worker.js';
-import { isError, messageOf } from './internal/describe.js';
+import type { WorkerStatus } from './worker-status.js';
+import { isError, messageOf } from './describe.js';
 
 /** Base class of qmux's own errors. */
 export class QmuxError extends Error {

@@ -1,4 +1,4 @@
-import { type CoreJob, UNTIMED } from '../core/job-record.js';
+import { type CoreJob, UNTIMED } from './job-record.js';
 import { keepShape } from './shape-anchors.js';
 
 /** Room for this many entries at first; the table doubles as it fills. */

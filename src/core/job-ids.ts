@@ -1,5 +1,5 @@
-import type { CoreJob } from './core/job-record.js';
-import type { Lane } from './core/lane.js';
+import type { CoreJob } from './job-record.js';
+import type { Lane } from './lane.js';
 
 /**
  * Job ids (SPEC 5): a user-given id is unique within its source while the job is in use, from

@@ -39,3 +39,19 @@ function kindOf(value: unknown): string {
     return '[a value that cannot be shown]'; // a revoked Proxy
   }
 }
+
+/**
+ * How an argument check shows the value it refuses: a string quoted, a function, an array or an
+ * object by its kind, a bigint with its `n`.
+ *
+ * @internal
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (value === null) return 'null';
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  // String(10n) is "10": indistinguishable from the number the option wanted.
+  if (typeof value === 'bigint') return `${value}n`;
+  return String(value);
+}

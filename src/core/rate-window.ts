@@ -1,4 +1,4 @@
-import { ChunkedQueue } from './chunked-queue.js';
+import { ChunkedQueue } from './due/chunked-queue.js';
 
 /**
  * A sliding-window rate limit: at most `limit` starts in any window of `interval` ms.

@@ -1,4 +1,4 @@
-import { State, type CoreJob } from '../core/job-record.js';
+import { State, type CoreJob } from '../job-record.js';
 import { Heap, KeyedHeap } from './heap.js';
 import { ChunkedQueue } from './chunked-queue.js';
 
