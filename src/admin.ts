@@ -4,7 +4,7 @@ import { crossSiteRefusal } from './admin/cross-site.js';
 import { dashboardCsp, dashboardPage } from './admin/dashboard-page.js';
 import { InvalidStateError } from './api/errors.js';
 import * as check from './internal/validate.js';
-import { METRICS_CONTENT_TYPE } from './metrics.js';
+import { METRICS_CONTENT_TYPE } from './observe/metrics.js';
 import type { Registry } from './registry.js';
 import type { Worker } from './worker.js';
 import { messageOf } from './api/describe.js';

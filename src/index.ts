@@ -23,13 +23,14 @@ export type { ThreadContext } from './pool/thread-entry.js';
 export type { ThreadTransferable } from './api/transferable.js';
 export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';
 export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
-export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './stats.js';
+export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './api/stats.js';
 export type { DeadLetter } from './api/dead-letter.js';
 export type { RetryOptions, Backoff, BackoffSchedule } from './api/retry.js';
 export { Queue } from './queue.js';
 export { PriorityQueue, type PriorityItem } from './priority-queue.js';
 export { Topic, Subscription } from './topic.js';
-export { Source, type BindOptions, type QueueBindOptions, type PurgeOptions, type RateLimit } from './source.js';
+export { Source, type QueueBindOptions } from './source.js';
+export type { BindOptions, PurgeOptions, RateLimit } from './api/bind-options.js';
 export type { KeyArgument, KeyedOnly, KeysOptions, KeyStats } from './keys.js';
 export type {
   AddAllOptions,

@@ -1,12 +1,30 @@
 import type { ParsedAddOptions } from './add-options.js';
 import type { JobHandle, Job, JobProgress, JobStatus } from './api/jobs.js';
 import { CancelledError } from './api/errors.js';
-import { CancelReason, CoreJob, type KeyedJob, restartJobCount, State, STATUS, UNTIMED } from './core/job-record.js';
-import type { Source } from './source.js';
+import { CancelReason, CoreJob, type JobHome, type KeyedJob, restartJobCount, State, STATUS, UNTIMED } from './core/job-record.js';
+import type { Clock } from './core/clock.js';
 import { keepShape } from './core/shape-anchors.js';
 import type { ContextScope } from './shell/async-context.js';
 
 export type { Job, JobGroup, JobHandle, JobProgress, JobStatus } from './api/jobs.js';
+
+/**
+ * A job handle's source as the handle knows it: the public `Source` (`source.ts`), which makes the
+ * handles and so is declared after them. The shell narrows it to `Source` (or `RemoteSource`)
+ * where it needs more.
+ *
+ * @internal
+ */
+export interface HandleHome<T = unknown, R = unknown> extends JobHome {
+  /** The worker that owns the source, through which every change of a job goes (`SourceHost`). */
+  readonly host: {
+    readonly clock: Clock;
+    cancel(job: JobRecord, reason: unknown): boolean;
+    progress(job: JobRecord, value: JobProgress): void;
+  };
+  /** A handler of one of its jobs reported progress (`Source.progressed`). */
+  progressed(job: JobRecord<T, R>, value: JobProgress): void;
+}
 
 /** The key Node's `util.inspect` (and so `console.log`) looks for; a registered symbol, so no `node:util` import. */
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -80,7 +98,7 @@ function noop(): void {}
 export class JobRecord<T = unknown, R = unknown> extends CoreJob implements Job<T>, JobHandle<R> {
   declare readonly data: T;
   /** The source this job belongs to (the core's lane, which the public source extends). */
-  declare readonly home: Source<T, R>;
+  declare readonly home: HandleHome<T, R>;
   /**
    * The async context of the call that added it (SPEC 13), in which its handler and events run;
    * `undefined` without one (`asyncContext: false`, a runtime without `node:async_hooks`), and
@@ -88,7 +106,7 @@ export class JobRecord<T = unknown, R = unknown> extends CoreJob implements Job<
    */
   scope: ContextScope | undefined = undefined;
 
-  constructor(home: Source<T, R>, data: T, dueAt: number, state: State) {
+  constructor(home: HandleHome<T, R>, data: T, dueAt: number, state: State) {
     super(home, data, dueAt, state);
   }
 
@@ -188,7 +206,7 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> im
   /** The next due job of its key in a keyed FIFO queue (the key's list runs through its jobs, see `KeyFifo`). */
   nextInKey: KeyedJob | undefined = undefined;
 
-  constructor(home: Source<T, R>, data: T, priority: number, key: string) {
+  constructor(home: HandleHome<T, R>, data: T, priority: number, key: string) {
     super(home, data, UNTIMED, State.Waiting);
     this.keyName = key;
     this.#priority = priority;
@@ -212,7 +230,7 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> im
 export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   readonly #priority: number;
 
-  constructor(home: Source<T, R>, data: T, priority: number) {
+  constructor(home: HandleHome<T, R>, data: T, priority: number) {
     super(home, data, UNTIMED, State.Waiting);
     this.#priority = priority;
   }
@@ -224,9 +242,9 @@ export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R>
 
 // Job records and their result promises come and go with every burst; these keep their maps
 // (see `shape-anchors.ts`). No anchor is ever in a source, and jobs still count from 1.
-keepShape(new JobRecord(undefined as unknown as Source, undefined, UNTIMED, State.Waiting));
-keepShape(new PriorityJobRecord(undefined as unknown as Source, undefined, 1));
-keepShape(new KeyedJobRecord(undefined as unknown as Source, undefined, 0, ''));
+keepShape(new JobRecord(undefined as unknown as HandleHome, undefined, UNTIMED, State.Waiting));
+keepShape(new PriorityJobRecord(undefined as unknown as HandleHome, undefined, 1));
+keepShape(new KeyedJobRecord(undefined as unknown as HandleHome, undefined, 0, ''));
 keepShape(new ResultPromise());
 restartJobCount();
 
@@ -264,7 +282,7 @@ export function abortSignalOf(job: JobRecord, reason: unknown): void {
  * @internal
  */
 export function newJobRecord<T, R>(
-  source: Source<T, R>,
+  source: HandleHome<T, R>,
   data: T,
   priority: number,
   parsed: ParsedAddOptions | undefined,

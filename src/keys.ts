@@ -1,7 +1,7 @@
 import type { KnownWithoutKeys } from './add-options.js';
 import type { KeyLimits } from './core/keys/keyed-jobs.js';
 import * as check from './internal/validate.js';
-import type { RateLimit } from './source.js';
+import type { RateLimit } from './api/bind-options.js';
 
 /**
  * The `keys` bind option of `bindQueue` and `bindPriorityQueue` (SPEC 10): the queue splits its

@@ -1,7 +1,8 @@
 import type { JobGroup, JobHandle } from './job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyArgument, KeyStats } from './keys.js';
-import { Source, type PurgeOptions, type SourceParts } from './source.js';
+import type { PurgeOptions } from './api/bind-options.js';
+import { Source, type SourceParts } from './source.js';
 
 /**
  * A FIFO source: jobs start in due-time order, which is add order for jobs added without

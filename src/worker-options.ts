@@ -4,7 +4,7 @@ import type * as path from 'node:path';
 import type * as nodeUrl from 'node:url';
 import { checkTimeout } from './add-options.js';
 import * as check from './internal/validate.js';
-import type { Job } from './job.js';
+import type { Job } from './api/jobs.js';
 import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/thread-options.js';
 import type { RetryOptions } from './api/retry.js';
 import { checkRetryOptions } from './shell/retry.js';

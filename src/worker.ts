@@ -6,7 +6,7 @@ import { Phase, type WorkerStatus } from './core/worker-state.js';
 import type { DeadLetter } from './api/dead-letter.js';
 import type { InvariantError } from './api/errors.js';
 import type { WorkerEvents } from './events.js';
-import type { WorkerHealth } from './health.js';
+import type { WorkerHealth } from './observe/health.js';
 import { FifoDueJobs, PriorityDueJobs } from './core/due/due-jobs.js';
 import * as check from './internal/validate.js';
 import { checkKeysOptions, type KeysOptions } from './keys.js';
@@ -18,8 +18,10 @@ import { Queue } from './queue.js';
 import type { RemoteAdapter, RemoteBindOptions } from './remote/adapter.js';
 import { bindAdapter, checkRemoteBind } from './remote/bind.js';
 import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
-import { checkBindOptions, type BindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
-import { snapshot, type WorkerStats } from './stats.js';
+import type { BindOptions } from './api/bind-options.js';
+import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
+import type { WorkerStats } from './api/stats.js';
+import { snapshot } from './observe/stats.js';
 import type { Strategy } from './strategies/index.js';
 import { Admission } from './shell/admission.js';
 import { Drive } from './shell/drive.js';
@@ -34,7 +36,7 @@ import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions,
 
 export type { WorkerStatus } from './core/worker-state.js';
 export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
-export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './health.js';
+export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './observe/health.js';
 
 let workerCount = 0;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Timing } from '../src/stats.js';
+import { Timing } from '../src/observe/timings.js';
 import { Rng } from './sim/prng.js';
 
 /** The exact `p`-th percentile of `values` (nearest rank), as `Timing` defines it. */

@@ -16,7 +16,7 @@ import type {
 } from '@opentelemetry/api';
 import { monotonicClock } from '../shell/clock.js';
 import { TimeoutError } from '../api/errors.js';
-import type { WorkerHealth } from '../health.js';
+import type { WorkerHealth } from '../observe/health.js';
 import { isError, messageOf, safeString } from '../api/describe.js';
 import { describeValue } from '../internal/validate.js';
 import type { WorkerTap } from '../internal/worker-tap.js';
@@ -24,7 +24,7 @@ import type { JobRecord } from '../job.js';
 import { UNTIMED } from '../core/job-record.js';
 import { Registry, watchRegistry } from '../registry.js';
 import type { Source } from '../source.js';
-import type { WorkerCounters } from '../stats.js';
+import type { WorkerCounters } from '../api/stats.js';
 import { tapWorker, type Worker, type WorkerStatus } from '../worker.js';
 
 // Loaded here, not at the top of the package: only `import 'qmux/otel'` needs the peer dependency.

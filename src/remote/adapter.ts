@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { BindOptions } from '../source.js';
+import type { BindOptions } from '../api/bind-options.js';
 
 /**
  * One job claimed from a remote engine: the lease on it lasts `lockDuration` ms unless the

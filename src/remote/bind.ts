@@ -1,5 +1,6 @@
 import * as check from '../internal/validate.js';
-import { checkBindOptions, type BindOptions } from '../source.js';
+import type { BindOptions } from '../api/bind-options.js';
+import { checkBindOptions } from '../source.js';
 import type { RemoteAdapter, RemoteBindOptions } from './adapter.js';
 
 const REQUIRED = ['claim', 'complete', 'fail', 'release', 'extend', 'close'] as const;

@@ -14,7 +14,7 @@ import { followSignal } from '../job-group.js';
 import { type JobRecord, newJobRecord } from '../job.js';
 import type { RemoteJobRecord } from '../remote/remote-job.js';
 import type { Source } from '../source.js';
-import { Sampler } from '../stats.js';
+import { Sampler } from '../observe/timings.js';
 import { captureContext, type ContextScope } from './async-context.js';
 import type { Drive } from './drive.js';
 

@@ -1,6 +1,6 @@
 import { mayRetry, retryDelay } from '../core/retry-decision.js';
 import * as check from '../internal/validate.js';
-import type { JobRecord } from '../job.js';
+import type { CoreJob } from '../core/job-record.js';
 import type { RetryOptions } from '../api/retry.js';
 
 const RETRY_KEYS = new Set(['attempts', 'backoff', 'retryIf']);
@@ -72,7 +72,7 @@ export function mergeRetry(worker: RetryOptions | undefined, job: RetryOptions |
  *
  * @internal
  */
-export function askRetryHooks(worker: RetryOptions | undefined, job: JobRecord, error: unknown, onFault: (error: unknown) => void): number {
+export function askRetryHooks(worker: RetryOptions | undefined, job: CoreJob, error: unknown, onFault: (error: unknown) => void): number {
   const ext = job.ext;
   const policy = mergeRetry(worker, ext?.retry as RetryOptions | undefined);
   const transferred = ext?.transfer !== undefined && ext.transfer.length > 0;

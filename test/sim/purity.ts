@@ -18,7 +18,8 @@ import type { Core } from '../../src/core/core.js';
 import type { CoreJob } from '../../src/core/job-record.js';
 import type { KeyedJobs } from '../../src/core/keys/keyed-jobs.js';
 import type { Lane } from '../../src/core/lane.js';
-import { Metrics, snapshot } from '../../src/stats.js';
+import { snapshot } from '../../src/observe/stats.js';
+import { Metrics } from '../../src/observe/timings.js';
 
 /** The keys the simulator gives jobs (see `simKey` in driver.ts), and one that is never used. */
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k9'];

@@ -1,7 +1,7 @@
 import type { WorkerHealth } from './health.js';
-import type { TimingStats, WorkerCounters, WorkerStats } from './stats.js';
-import { SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND } from './core/sampling.js';
-import type { WorkerStatus } from './worker.js';
+import type { TimingStats, WorkerCounters, WorkerStats } from '../api/stats.js';
+import { SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND } from '../core/sampling.js';
+import type { WorkerStatus } from '../api/worker-status.js';
 
 /** What the text is made of, per worker: its stats and its health, read at one instant. @internal */
 export interface WorkerReading {

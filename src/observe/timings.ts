@@ -1,12 +1,6 @@
-import type { SourceStats, TimingStats, WorkerStats } from './api/stats.js';
-import type { Core } from './core/core.js';
-import { isSampled, SAMPLE_EVERY, Timed, TIMED_IN_FULL_PER_SECOND } from './core/sampling.js';
-import { setEntry } from './internal/entry.js';
-import type { JobRecord } from './job.js';
-import { State, UNTIMED } from './core/job-record.js';
-import type { Source } from './source.js';
-
-export type { SourceStats, TimingStats, WorkerCounters, WorkerStats } from './api/stats.js';
+import type { TimingStats } from '../api/stats.js';
+import { isSampled, SAMPLE_EVERY, Timed, TIMED_IN_FULL_PER_SECOND } from '../core/sampling.js';
+import { type CoreJob, type JobHome, State, UNTIMED } from '../core/job-record.js';
 
 /** The length of the window {@link TIMED_IN_FULL_PER_SECOND} counts in, ms. */
 const FULL_WINDOW_MS = 1000;
@@ -26,7 +20,7 @@ export class Sampler {
   #windowEnd = Number.NEGATIVE_INFINITY;
 
   /** How `job`, being added, is timed: in full while the budget lasts (the core marks it so at its admission). */
-  pick(job: JobRecord): Timed {
+  pick(job: CoreJob): Timed {
     if (this.#budget > 0) {
       this.#budget--;
       return Timed.InFull;
@@ -44,7 +38,7 @@ export class Sampler {
 }
 
 /** How many jobs the timing of `job` stands for. */
-function weightOf(job: JobRecord): number {
+function weightOf(job: CoreJob): number {
   return job.timedInFull ? 1 : SAMPLE_EVERY;
 }
 
@@ -146,6 +140,11 @@ function recordBoth(worker: Timing, source: Timing, ms: number, weight: number):
   source.add(bucket, ms, weight);
 }
 
+/** A job's source as the timings see it: the public `Source`, which keeps its {@link SourceTimings}. @internal */
+export interface TimedHome extends JobHome {
+  sampledTimings(): SourceTimings;
+}
+
 /** The wait and run timings of one source. @internal */
 export class SourceTimings {
   readonly wait = new Timing();
@@ -172,11 +171,11 @@ export class Metrics {
    * for sampled jobs only (see {@link isSampled}); the shell holds the start time until
    * {@link sampleEnd}.
    */
-  sampleStart(job: JobRecord, now: number, addedAt: number | undefined): void {
+  sampleStart(job: CoreJob, now: number, addedAt: number | undefined): void {
     if (addedAt === undefined) return;
     // Waiting starts when the job is due: at add, or at its due time for a delayed job.
     const dueFor = Math.max(0, job.dueAt === UNTIMED ? now - addedAt : Math.min(now - addedAt, now - job.dueAt));
-    recordBoth(this.wait, job.home.sampledTimings().wait, dueFor, weightOf(job));
+    recordBoth(this.wait, (job.home as TimedHome).sampledTimings().wait, dueFor, weightOf(job));
   }
 
   /**
@@ -185,9 +184,9 @@ export class Metrics {
    * ended for its handle before the handler did. (A job runs one attempt at a time: after a
    * timeout its retry waits for the handler to settle.)
    */
-  sampleEnd(job: JobRecord, startedAt: number, now: number): void {
+  sampleEnd(job: CoreJob, startedAt: number, now: number): void {
     if (job.state !== State.Running) return;
-    recordBoth(this.run, job.home.sampledTimings().run, now - startedAt, weightOf(job));
+    recordBoth(this.run, (job.home as TimedHome).sampledTimings().run, now - startedAt, weightOf(job));
   }
 }
 
@@ -196,47 +195,7 @@ function toMicros(ms: number): number {
   return Math.max(1, Math.round(ms * 1000));
 }
 
-function noTiming(): TimingStats {
+/** The summary of a timing with no value yet. @internal */
+export function noTiming(): TimingStats {
   return { count: 0, mean: null, p50: null, p90: null, p99: null, max: null, sum: 0 };
-}
-
-/** A worker's {@link WorkerStats} at `now` (its monotonic clock). @internal */
-export function snapshot(name: string, core: Core, metrics: Metrics, now: number): WorkerStats {
-  const sources: Record<string, SourceStats> = {};
-  let oldest: number | null = null;
-  let dueButHeld = 0;
-  // The worker's lanes are its public sources, which keep the timings.
-  for (const source of core.list as readonly Source[]) {
-    const age = source.oldestDueAgeMs(now);
-    if (age !== null && (oldest === null || age > oldest)) oldest = age;
-    // Delayed jobs whose time has come are due, though they may still wait in the delayed jobs
-    // (a promotion moves them as they are needed): counted there, in O(their number), not moved.
-    const dueInDelayed = source.delayed.length === 0 ? 0 : source.delayed.countDueBy(now);
-    dueButHeld += dueInDelayed;
-    setEntry(sources, source.name, {
-      waiting: source.length,
-      // A redrive held behind its predecessor's handler (`Core.hold`) is due: it joins as soon as that settles.
-      due: source.due.length + dueInDelayed + (source.held === undefined ? 0 : source.held.size),
-      delayed: source.delayed.length - dueInDelayed,
-      running: source.running,
-      oldestDueAgeMs: age,
-      counters: { ...source.counters },
-      waitTime: source.timings === undefined ? noTiming() : source.timings.wait.summary(),
-      runTime: source.timings === undefined ? noTiming() : source.timings.run.summary(),
-    });
-  }
-  return {
-    name,
-    status: core.status,
-    concurrency: core.concurrency,
-    running: core.slotsInUse,
-    waiting: core.waiting,
-    delayed: core.delayed - dueButHeld,
-    counters: { ...core.counters },
-    oldestDueAgeMs: oldest,
-    sources,
-    waitTime: metrics.wait.summary(),
-    runTime: metrics.run.summary(),
-    sampleEvery: SAMPLE_EVERY,
-  };
 }

@@ -1,5 +1,5 @@
-import type { InvariantError } from './api/errors.js';
-import type { WorkerStatus } from './worker.js';
+import type { InvariantError } from '../api/errors.js';
+import type { WorkerStatus } from '../api/worker-status.js';
 
 /**
  * What `worker.health()` returns: `healthy`; `degraded` (working, but something keeps going
