@@ -16,22 +16,22 @@ export {
   type HaltedWorker,
   type Handler,
   type Task,
-} from './worker.js';
+} from './shell/worker.js';
 export { ThreadExitError, ThreadStartError, ThreadTaskError } from './pool/thread-errors.js';
 export type { ThreadPoolOptions } from './pool/thread-options.js';
 export type { ThreadContext } from './pool/thread-entry.js';
 export type { ThreadTransferable } from './api/transferable.js';
-export { createAdminHandler, type AdminHandler, type AdminOptions } from './admin.js';
-export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './registry.js';
+export { createAdminHandler, type AdminHandler, type AdminOptions } from './ops/admin.js';
+export { Registry, type RegistryHealth, type RegistryStats, type ShutdownOptions, type ShutdownResult } from './ops/registry.js';
 export type { WorkerStats, WorkerCounters, SourceStats, TimingStats } from './api/stats.js';
 export type { DeadLetter } from './api/dead-letter.js';
 export type { RetryOptions, Backoff, BackoffSchedule } from './api/retry.js';
-export { Queue } from './queue.js';
-export { PriorityQueue, type PriorityItem } from './priority-queue.js';
-export { Topic, Subscription } from './topic.js';
-export { Source, type QueueBindOptions } from './source.js';
+export { Queue } from './sources/queue.js';
+export { PriorityQueue, type PriorityItem } from './sources/priority-queue.js';
+export { Topic, Subscription } from './sources/topic.js';
+export { Source, type QueueBindOptions } from './sources/source.js';
 export type { BindOptions, PurgeOptions, RateLimit } from './api/bind-options.js';
-export type { KeyArgument, KeyedOnly, KeysOptions, KeyStats } from './keys.js';
+export type { KeyArgument, KeyedOnly, KeysOptions, KeyStats } from './sources/keys.js';
 export type {
   AddAllOptions,
   AddOptions,
@@ -43,10 +43,10 @@ export type {
   QueueAddAllOptions,
   QueueAddOptions,
   RunAtOption,
-} from './add-options.js';
+} from './sources/add-options.js';
 export { Strategy, setDefaultStrategy, type BuiltInStrategies, type Picker, type SourceView } from './strategies/index.js';
-export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './job.js';
-export type { WorkerEvents, TrackedJob } from './events.js';
+export type { Job, JobHandle, JobGroup, JobProgress, JobStatus } from './handles/job.js';
+export type { WorkerEvents, TrackedJob } from './api/events.js';
 export {
   QmuxError,
   QueueFullError,

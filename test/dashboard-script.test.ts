@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import vm from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminHandler, Registry, Worker } from '../src/index.js';
-import { dashboardPage } from '../src/admin/dashboard-page.js';
+import { dashboardPage } from '../src/ops/dashboard-page.js';
 import { closeServer } from './support/http-server.js';
 
 let server: Server | undefined;

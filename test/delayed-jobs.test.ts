@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DelayedJobs } from '../src/core/due/due-jobs.js';
-import type { JobRecord } from '../src/job.js';
+import type { JobRecord } from '../src/handles/job.js';
 import { State } from '../src/core/job-record.js';
 import { Rng } from './sim/prng.js';
 

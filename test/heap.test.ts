@@ -1,5 +1,5 @@
 /**
- * qmux's one binary heap (`src/internal/heap.ts`): the sifting of `BinaryHeap`, under its two
+ * qmux's one binary heap (`src/core/due/heap.ts`): the sifting of `BinaryHeap`, under its two
  * layouts. `Heap` is the one behind a priority queue's due jobs: its first 262,144 slots are one
  * array, the rest chunks of 16,384 made at full size, and these runs cross both boundaries both
  * ways. `KeyedHeap` keeps two numeric keys in typed arrays, and serves every other heap.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { KeyFifo } from '../src/core/keys/key-fifo.js';
 import { COMPACT_MIN, earlierDue, FifoDueJobs } from '../src/core/due/due-jobs.js';
-import { KeyedJobRecord } from '../src/job.js';
+import { KeyedJobRecord } from '../src/handles/job.js';
 import { State } from '../src/core/job-record.js';
-import type { Source } from '../src/source.js';
+import type { Source } from '../src/sources/source.js';
 import { Rng } from './sim/prng.js';
 
 const home = {} as Source;

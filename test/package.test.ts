@@ -194,7 +194,7 @@ afterAll(() => {
 describe('the packed package, installed from its tarball', () => {
   it('ships dist/ (built by prepack from a clean checkout), its sources and the licence, and nothing else', () => {
     expect(readdirSync(installed).sort()).toEqual(SHIPPED);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'src/index.ts', 'src/worker.ts']) {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/shell/worker.js', 'src/index.ts', 'src/shell/worker.ts']) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
     expect(existsSync(join(installed, 'src', 'tsconfig.json'))).toBe(false);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SampledAdds } from '../src/core/sampled-adds.js';
-import type { JobRecord } from '../src/job.js';
+import type { JobRecord } from '../src/handles/job.js';
 import { UNTIMED } from '../src/core/job-record.js';
 import { Rng } from './sim/prng.js';
 

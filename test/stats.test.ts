@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { Registry, Strategy, Worker, type Job, type JobHandle, type Queue, type TimingStats } from '../src/index.js';
-import type { JobRecord } from '../src/job.js';
+import type { JobRecord } from '../src/handles/job.js';
 import { isSampled, isTimed, SAMPLE_EVERY, TIMED_IN_FULL_PER_SECOND } from '../src/core/sampling.js';
 import { Gate, sleep, useVirtualTime } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import type { JobRecord } from '../job.js';
+import type { JobRecord } from '../handles/job.js';
 
 /**
  * What an integration (`qmux/otel`) hooks into a worker's shell: told of each job as it is

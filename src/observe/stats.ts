@@ -2,7 +2,7 @@ import type { SourceStats, WorkerStats } from '../api/stats.js';
 import type { Core } from '../core/core.js';
 import { SAMPLE_EVERY } from '../core/sampling.js';
 import { setEntry } from '../internal/entry.js';
-import type { Source } from '../source.js';
+import type { Source } from '../sources/source.js';
 import { type Metrics, noTiming } from './timings.js';
 
 /** A worker's {@link WorkerStats} at `now` (its monotonic clock). @internal */

@@ -20,12 +20,12 @@ import type { WorkerHealth } from '../observe/health.js';
 import { isError, messageOf, safeString } from '../api/describe.js';
 import { describeValue } from '../internal/validate.js';
 import type { WorkerTap } from '../internal/worker-tap.js';
-import type { JobRecord } from '../job.js';
+import type { JobRecord } from '../handles/job.js';
 import { UNTIMED } from '../core/job-record.js';
-import { Registry, watchRegistry } from '../registry.js';
-import type { Source } from '../source.js';
+import { Registry, watchRegistry } from '../ops/registry.js';
+import type { Source } from '../sources/source.js';
 import type { WorkerCounters } from '../api/stats.js';
-import { tapWorker, type Worker, type WorkerStatus } from '../worker.js';
+import { tapWorker, type Worker, type WorkerStatus } from '../shell/worker.js';
 
 // Loaded here, not at the top of the package: only `import 'qmux/otel'` needs the peer dependency.
 let api: typeof import('@opentelemetry/api');

@@ -1,5 +1,5 @@
 import type { BroadcastChannel } from 'node:worker_threads';
-import type { JobProgress, JobRecord } from '../job.js';
+import type { JobProgress, JobRecord } from '../handles/job.js';
 import { MAX_THREADS } from './thread-options.js';
 import type { ProgressReport } from './thread-entry.js';
 

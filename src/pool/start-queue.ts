@@ -1,5 +1,5 @@
 import type { kQueueOptions, Task, TaskQueue } from 'tinypool';
-import type { JobRecord } from '../job.js';
+import type { JobRecord } from '../handles/job.js';
 
 /**
  * tinypool's queue of tasks handed over while no thread was ready to take them (qmux never hands

@@ -1,5 +1,5 @@
 import type { kQueueOptions, Task, Tinypool, TinypoolWorker } from 'tinypool';
-import type { JobProgress, JobRecord } from '../job.js';
+import type { JobProgress, JobRecord } from '../handles/job.js';
 import { threadExecArgv } from './exec-argv.js';
 import { ProgressReports } from './progress-reports.js';
 import { StartQueue } from './start-queue.js';

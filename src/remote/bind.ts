@@ -1,6 +1,6 @@
 import * as check from '../internal/validate.js';
 import type { BindOptions } from '../api/bind-options.js';
-import { checkBindOptions } from '../source.js';
+import { checkBindOptions } from '../sources/source.js';
 import type { RemoteAdapter, RemoteBindOptions } from './adapter.js';
 
 const REQUIRED = ['claim', 'complete', 'fail', 'release', 'extend', 'close'] as const;

@@ -1,7 +1,7 @@
 import type { Core } from '../core/core.js';
 import { Phase } from '../core/worker-state.js';
 import { State } from '../core/job-record.js';
-import type { SourceHost } from '../source.js';
+import type { SourceHost } from '../sources/source.js';
 import { MAX_TIMER_MS } from '../internal/validate.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { isLockLost } from './errors.js';

@@ -1,6 +1,6 @@
-import { JobRecord } from '../job.js';
+import { JobRecord } from '../handles/job.js';
 import { State, UNTIMED } from '../core/job-record.js';
-import type { Source } from '../source.js';
+import type { Source } from '../sources/source.js';
 import type { RemoteJob } from './adapter.js';
 
 /**

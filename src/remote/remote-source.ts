@@ -1,6 +1,6 @@
 import { Phase } from '../core/worker-state.js';
-import type { JobProgress, JobRecord } from '../job.js';
-import { Source, type SourceParts } from '../source.js';
+import type { JobProgress, JobRecord } from '../handles/job.js';
+import { Source, type SourceParts } from '../sources/source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { unbindAdapter } from './bind.js';
 import { isLockLost, RemoteSourceError } from './errors.js';

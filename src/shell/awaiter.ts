@@ -1,4 +1,4 @@
-import type { JobRecord } from '../job.js';
+import type { JobRecord } from '../handles/job.js';
 import { UNTIMED } from '../core/job-record.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { InvariantError } from '../api/errors.js';
-import type { TrackedJob } from '../events.js';
-import type { JobProgress, JobRecord } from '../job.js';
+import type { TrackedJob } from '../api/events.js';
+import type { JobProgress, JobRecord } from '../handles/job.js';
 import { listenerThrew, type WorkerEmitter } from './faults.js';
 
 // One emitter per signature, each checked against WorkerEvents: no rest array per event on the

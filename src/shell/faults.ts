@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'eventemitter3';
-import type { WorkerEvents } from '../events.js';
+import type { WorkerEvents } from '../api/events.js';
 import { isError, messageOf, safeString } from '../api/describe.js';
 import { hostWarning } from './host.js';
 

@@ -6,7 +6,7 @@
  * handle, no option parsing and none of the shell's add rules (capacity, closed sources, ids,
  * `keys.by`). The driver makes the core's own records itself: each source is a {@link Lane}
  * bound with `core.bind`, each job a {@link CoreJob} (a test-only subclass for a keyed or a
- * priority job) admitted with `core.admit`. Around the core it does what `src/worker.ts` does
+ * priority job) admitted with `core.admit`. Around the core it does what `src/shell/worker.ts` does
  * (its `#add`, `#pass`, `#expire`, `#finish`, `#retryVerdict`, and draining the outbox after
  * every transition), but owns a virtual clock and models handlers instead of running them:
  * when an attempt starts it draws

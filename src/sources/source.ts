@@ -1,19 +1,19 @@
-import type { BindOptions, PurgeOptions } from './api/bind-options.js';
+import type { BindOptions, PurgeOptions } from '../api/bind-options.js';
 import { parseAddOptions, type AddOptions, type ParsedAddOptions } from './add-options.js';
-import type { Clock } from './shell/clock.js';
-import type { Core } from './core/core.js';
-import type { KeyedJobs } from './core/keys/keyed-jobs.js';
-import { Lane } from './core/lane.js';
-import { QueueClosedError, QueueFullError } from './api/errors.js';
-import type { DueJobs } from './core/due/due-jobs.js';
-import { jobWithId } from './core/job-ids.js';
-import * as check from './internal/validate.js';
-import { JobBatch, withoutLiveSignal } from './job-group.js';
-import type { JobGroup, JobProgress, JobRecord } from './job.js';
+import type { Clock } from '../shell/clock.js';
+import type { Core } from '../core/core.js';
+import type { KeyedJobs } from '../core/keys/keyed-jobs.js';
+import { Lane } from '../core/lane.js';
+import { QueueClosedError, QueueFullError } from '../api/errors.js';
+import type { DueJobs } from '../core/due/due-jobs.js';
+import { jobWithId } from '../core/job-ids.js';
+import * as check from '../internal/validate.js';
+import { JobBatch, withoutLiveSignal } from '../handles/job-group.js';
+import type { JobGroup, JobProgress, JobRecord } from '../handles/job.js';
 import { checkKeysOptions, checkWeight, type KeysOptions, type KeyStats } from './keys.js';
-import { keyName } from './core/keys/key-name.js';
-import { SourceTimings } from './observe/timings.js';
-import { checkTaskData } from './worker-options.js';
+import { keyName } from '../core/keys/key-name.js';
+import { SourceTimings } from '../observe/timings.js';
+import { checkTaskData } from '../shell/worker-options.js';
 
 export type { AddOptions } from './add-options.js';
 

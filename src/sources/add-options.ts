@@ -1,7 +1,7 @@
-import type { ThreadTransferable } from './api/transferable.js';
-import * as check from './internal/validate.js';
-import type { RetryOptions } from './api/retry.js';
-import { checkRetryOptions } from './shell/retry.js';
+import type { ThreadTransferable } from '../api/transferable.js';
+import * as check from '../internal/validate.js';
+import type { RetryOptions } from '../api/retry.js';
+import { checkRetryOptions } from '../shell/retry.js';
 
 /**
  * Options for one job. `delay` and `runAt` are exclusive: giving both fails to compile (and

@@ -1,6 +1,6 @@
-import type { ParsedAddOptions } from './add-options.js';
+import type { ParsedAddOptions } from '../sources/add-options.js';
 import type { JobGroup, JobHandle, JobRecord } from './job.js';
-import { State, type SettleWatcher } from './core/job-record.js';
+import { State, type SettleWatcher } from '../core/job-record.js';
 
 /** A promise with its resolvers: one per group and per call that asked, never one per job. */
 interface Pending<T> {

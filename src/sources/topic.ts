@@ -1,8 +1,8 @@
-import type { JobHandle } from './job.js';
+import type { JobHandle } from '../handles/job.js';
 import { parseAddOptions, type AddOptions, type PublishOptions } from './add-options.js';
-import { followSignal, withoutLiveSignal } from './job-group.js';
-import { jobWithId } from './core/job-ids.js';
-import type { JobRecord } from './job.js';
+import { followSignal, withoutLiveSignal } from '../handles/job-group.js';
+import { jobWithId } from '../core/job-ids.js';
+import type { JobRecord } from '../handles/job.js';
 import { Source, type SourceParts } from './source.js';
 
 /**

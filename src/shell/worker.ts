@@ -1,42 +1,42 @@
 import { EventEmitter } from 'eventemitter3';
-import { monotonicClock, type Clock } from './shell/clock.js';
-import { Core } from './core/core.js';
-import { KeyedJobs } from './core/keys/keyed-jobs.js';
-import { Phase, type WorkerStatus } from './core/worker-state.js';
-import type { DeadLetter } from './api/dead-letter.js';
-import type { InvariantError } from './api/errors.js';
-import type { WorkerEvents } from './events.js';
-import type { WorkerHealth } from './observe/health.js';
-import { FifoDueJobs, PriorityDueJobs } from './core/due/due-jobs.js';
-import * as check from './internal/validate.js';
-import { checkKeysOptions, type KeysOptions } from './keys.js';
-import type { JobHandle, JobRecord } from './job.js';
-import { ThreadPool } from './pool/threads.js';
-import { checkThreadCount } from './pool/thread-options.js';
-import { PriorityQueue } from './priority-queue.js';
-import { Queue } from './queue.js';
-import type { RemoteAdapter, RemoteBindOptions } from './remote/adapter.js';
-import { bindAdapter, checkRemoteBind } from './remote/bind.js';
-import { RemoteSource, type RemoteHost } from './remote/remote-source.js';
-import type { BindOptions } from './api/bind-options.js';
-import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from './source.js';
-import type { WorkerStats } from './api/stats.js';
-import { snapshot } from './observe/stats.js';
-import type { Strategy } from './strategies/index.js';
-import { Admission } from './shell/admission.js';
-import { Drive } from './shell/drive.js';
-import { emitDegraded } from './shell/emit.js';
-import { reportFault } from './shell/faults.js';
-import { ExitWatch, watchExit, workerNameInUse } from './shell/exit-warning.js';
-import { Remotes } from './shell/remotes.js';
-import { Runner } from './shell/run.js';
-import type { WorkerTap } from './internal/worker-tap.js';
-import { Subscription, type Topic } from './topic.js';
+import { monotonicClock, type Clock } from './clock.js';
+import { Core } from '../core/core.js';
+import { KeyedJobs } from '../core/keys/keyed-jobs.js';
+import { Phase, type WorkerStatus } from '../core/worker-state.js';
+import type { DeadLetter } from '../api/dead-letter.js';
+import type { InvariantError } from '../api/errors.js';
+import type { WorkerEvents } from '../api/events.js';
+import type { WorkerHealth } from '../observe/health.js';
+import { FifoDueJobs, PriorityDueJobs } from '../core/due/due-jobs.js';
+import * as check from '../internal/validate.js';
+import { checkKeysOptions, type KeysOptions } from '../sources/keys.js';
+import type { JobHandle, JobRecord } from '../handles/job.js';
+import { ThreadPool } from '../pool/threads.js';
+import { checkThreadCount } from '../pool/thread-options.js';
+import { PriorityQueue } from '../sources/priority-queue.js';
+import { Queue } from '../sources/queue.js';
+import type { RemoteAdapter, RemoteBindOptions } from '../remote/adapter.js';
+import { bindAdapter, checkRemoteBind } from '../remote/bind.js';
+import { RemoteSource, type RemoteHost } from '../remote/remote-source.js';
+import type { BindOptions } from '../api/bind-options.js';
+import { checkBindOptions, type QueueBindOptions, type Source, type SourceHost } from '../sources/source.js';
+import type { WorkerStats } from '../api/stats.js';
+import { snapshot } from '../observe/stats.js';
+import type { Strategy } from '../strategies/index.js';
+import { Admission } from './admission.js';
+import { Drive } from './drive.js';
+import { emitDegraded } from './emit.js';
+import { reportFault } from './faults.js';
+import { ExitWatch, watchExit, workerNameInUse } from './exit-warning.js';
+import { Remotes } from './remotes.js';
+import { Runner } from './run.js';
+import type { WorkerTap } from '../internal/worker-tap.js';
+import { Subscription, type Topic } from '../sources/topic.js';
 import { resolveWorkerConfig, type Handler, type Task, type ThreadWorkerOptions, type WorkerOptions } from './worker-options.js';
 
-export type { WorkerStatus } from './core/worker-state.js';
+export type { WorkerStatus } from '../core/worker-state.js';
 export type { Handler, Task, ThreadWorkerOptions, WorkerOptions } from './worker-options.js';
-export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from './observe/health.js';
+export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from '../observe/health.js';
 
 let workerCount = 0;
 
@@ -530,7 +530,7 @@ export interface WorkerConstructor {
    * worker runs the default export `(data, ctx)` of the module at `handler` in worker threads
    * through tinypool. Give the module as a URL, made from your own module's URL so it does not
    * depend on the directory the process starts in:
-   * `new Worker(new URL('./handler.js', import.meta.url))`. A string is a file path (or a `file:`
+   * `new Worker(new URL('../handler.js', import.meta.url))`. A string is a file path (or a `file:`
    * URL); a relative path resolves against `process.cwd()`, not against the calling module.
    *
    * (One signature for both, not two: a call with a handler and options then has one candidate,
@@ -580,7 +580,7 @@ export interface Worker<in out T = unknown, R = unknown> extends WorkerImpl<T, R
  * const n = await q.add(() => computeSomething()).result();
  *
  * // A threads worker: the module's default export runs in worker threads.
- * const cpu = new Worker(new URL('./hash-handler.js', import.meta.url), { concurrency: 4 });
+ * const cpu = new Worker(new URL('../hash-handler.js', import.meta.url), { concurrency: 4 });
  * ```
  *
  * @typeParam T - job data

@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type AllowedHosts, checkAllowedHosts, hostRefusal, isAllowedHost } from './admin/allowed-hosts.js';
-import { crossSiteRefusal } from './admin/cross-site.js';
-import { dashboardCsp, dashboardPage } from './admin/dashboard-page.js';
-import { InvalidStateError } from './api/errors.js';
-import * as check from './internal/validate.js';
-import { METRICS_CONTENT_TYPE } from './observe/metrics.js';
+import { type AllowedHosts, checkAllowedHosts, hostRefusal, isAllowedHost } from './allowed-hosts.js';
+import { crossSiteRefusal } from './cross-site.js';
+import { dashboardCsp, dashboardPage } from './dashboard-page.js';
+import { InvalidStateError } from '../api/errors.js';
+import * as check from '../internal/validate.js';
+import { METRICS_CONTENT_TYPE } from '../observe/metrics.js';
 import type { Registry } from './registry.js';
-import type { Worker } from './worker.js';
-import { messageOf } from './api/describe.js';
+import type { Worker } from '../shell/worker.js';
+import { messageOf } from '../api/describe.js';
 
 /** Largest request body read, in bytes; a bigger one gets 413. */
 const MAX_BODY = 64 * 1024;

@@ -1,8 +1,8 @@
-import * as check from './internal/validate.js';
-import type { JobGroup, JobHandle } from './job.js';
+import * as check from '../internal/validate.js';
+import type { JobGroup, JobHandle } from '../handles/job.js';
 import type { KnownWithoutKeys, QueueAddAllOptions, QueueAddOptions } from './add-options.js';
 import type { KeyArgument, KeyStats } from './keys.js';
-import type { PurgeOptions } from './api/bind-options.js';
+import type { PurgeOptions } from '../api/bind-options.js';
 import { Source, type SourceParts } from './source.js';
 
 /** One entry of {@link PriorityQueue.addAll}. */

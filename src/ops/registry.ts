@@ -1,8 +1,8 @@
-import { setEntry } from './internal/entry.js';
-import * as check from './internal/validate.js';
-import { renderMetrics, type WorkerReading } from './observe/metrics.js';
-import type { WorkerStats } from './api/stats.js';
-import type { Worker, WorkerHealth } from './worker.js';
+import { setEntry } from '../internal/entry.js';
+import * as check from '../internal/validate.js';
+import { renderMetrics, type WorkerReading } from '../observe/metrics.js';
+import type { WorkerStats } from '../api/stats.js';
+import type { Worker, WorkerHealth } from '../shell/worker.js';
 
 /** What `registry.health()` returns: the worst status of the workers, and each one's health. */
 export interface RegistryHealth {

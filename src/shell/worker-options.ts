@@ -2,15 +2,15 @@ import type * as fs from 'node:fs';
 import type * as os from 'node:os';
 import type * as path from 'node:path';
 import type * as nodeUrl from 'node:url';
-import { checkTimeout } from './add-options.js';
-import * as check from './internal/validate.js';
-import type { Job } from './api/jobs.js';
-import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from './pool/thread-options.js';
-import type { RetryOptions } from './api/retry.js';
-import { checkRetryOptions } from './shell/retry.js';
-import { contextsSupported } from './shell/async-context.js';
-import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from './strategies/index.js';
-import { nodeBuiltin } from './shell/host.js';
+import { checkTimeout } from '../sources/add-options.js';
+import * as check from '../internal/validate.js';
+import type { Job } from '../api/jobs.js';
+import { checkResourceLimits, checkThreadCount, MAX_THREADS, type ThreadPoolOptions } from '../pool/thread-options.js';
+import type { RetryOptions } from '../api/retry.js';
+import { checkRetryOptions } from './retry.js';
+import { contextsSupported } from './async-context.js';
+import { assertStrategy, currentDefaultStrategy, type Picker, type Strategy } from '../strategies/index.js';
+import { nodeBuiltin } from './host.js';
 
 /**
  * A handler: does one job. It may return a value or a promise; throwing or rejecting fails the job.
@@ -59,7 +59,7 @@ export interface WorkerOptions {
 /**
  * Options for a threads worker (`new Worker(url, options)`): the common options, and what passes
  * through to tinypool. Name the handler module with a URL built from your own module's,
- * `new Worker(new URL('./handler.js', import.meta.url), options)`: a relative path string
+ * `new Worker(new URL('../handler.js', import.meta.url), options)`: a relative path string
  * resolves against `process.cwd()`, so it works only when the process starts in the right
  * directory.
  */

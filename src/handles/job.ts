@@ -1,12 +1,12 @@
-import type { ParsedAddOptions } from './add-options.js';
-import type { JobHandle, Job, JobProgress, JobStatus } from './api/jobs.js';
-import { CancelledError } from './api/errors.js';
-import { CancelReason, CoreJob, type JobHome, type KeyedJob, restartJobCount, State, STATUS, UNTIMED } from './core/job-record.js';
-import type { Clock } from './core/clock.js';
-import { keepShape } from './core/shape-anchors.js';
-import type { ContextScope } from './shell/async-context.js';
+import type { ParsedAddOptions } from '../sources/add-options.js';
+import type { JobHandle, Job, JobProgress, JobStatus } from '../api/jobs.js';
+import { CancelledError } from '../api/errors.js';
+import { CancelReason, CoreJob, type JobHome, type KeyedJob, restartJobCount, State, STATUS, UNTIMED } from '../core/job-record.js';
+import type { Clock } from '../core/clock.js';
+import { keepShape } from '../core/shape-anchors.js';
+import type { ContextScope } from '../shell/async-context.js';
 
-export type { Job, JobGroup, JobHandle, JobProgress, JobStatus } from './api/jobs.js';
+export type { Job, JobGroup, JobHandle, JobProgress, JobStatus } from '../api/jobs.js';
 
 /**
  * A job handle's source as the handle knows it: the public `Source` (`source.ts`), which makes the

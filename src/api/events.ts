@@ -1,5 +1,5 @@
-import type { InvariantError } from './api/errors.js';
-import type { Job, JobHandle, JobProgress } from './job.js';
+import type { InvariantError } from './errors.js';
+import type { Job, JobHandle, JobProgress } from './jobs.js';
 
 /**
  * A job as events report it: what the handler sees and what `add` returned, in one object.

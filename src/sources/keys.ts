@@ -1,7 +1,7 @@
 import type { KnownWithoutKeys } from './add-options.js';
-import type { KeyLimits } from './core/keys/keyed-jobs.js';
-import * as check from './internal/validate.js';
-import type { RateLimit } from './api/bind-options.js';
+import type { KeyLimits } from '../core/keys/keyed-jobs.js';
+import * as check from '../internal/validate.js';
+import type { RateLimit } from '../api/bind-options.js';
 
 /**
  * The `keys` bind option of `bindQueue` and `bindPriorityQueue` (SPEC 10): the queue splits its
@@ -53,7 +53,7 @@ export type KeyArgument<K extends boolean, M extends string> =
     ? `${M}() needs a queue bound with keys: bindQueue({ keys: { by } }) or bindPriorityQueue({ keys: { by } })`
     : string | number;
 
-export type { KeyStats } from './api/keys.js';
+export type { KeyStats } from '../api/keys.js';
 
 const KEYS_FIELDS = ['by', 'concurrency', 'rateLimit', 'capacity', 'weight'] as const;
 
