@@ -104,7 +104,7 @@ const STATE_MASK = 0b111;
 const IN_FLIGHT = 0b1000;
 /** Set once `outcome` holds the result promise's pair instead of the value. */
 const PROMISED = 0b10000;
-/** Set when the job is timed in full (a quiet worker times every job: see `Sampler` in `stats.ts`). */
+/** Set when the job is timed in full (a quiet worker times every job: see `Sampler` in `observe/timings.ts`). */
 const TIMED_IN_FULL = 0b100000;
 const ATTEMPTS_SHIFT = 6;
 

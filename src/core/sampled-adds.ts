@@ -5,7 +5,7 @@ import { keepShape } from './shape-anchors.js';
 const INITIAL_ROOM = 16;
 
 /**
- * The add times of one source's sampled jobs (see `isSampled` in `stats.ts`) that still wait, in
+ * The add times of one source's sampled jobs (see `isSampled` in `sampling.ts`) that still wait, in
  * add order, in typed arrays by job `seq`: nothing here points at a job record. (A list of the
  * records did the same, and its references alone moved the cost of a no-op job by 20-25 % either
  * way, as the garbage collector found a sample of records kept alive, or let go of, in the middle

@@ -31,12 +31,12 @@ export function isSampled(seq: number): boolean {
   return Math.imul(seq - 1, 0x9e3779b9) >>> (32 - SAMPLE_BITS) === 0;
 }
 
-/** Whether `job` is timed (see `Sampler` in `stats.ts`): asked again wherever a timing is taken. @internal */
+/** Whether `job` is timed (see `Sampler` in `observe/timings.ts`): asked again wherever a timing is taken. @internal */
 export function isTimed(job: CoreJob): boolean {
   return job.timedInFull || isSampled(job.seq);
 }
 
-/** How an admitted job is timed, as the shell's sampler decided at its add (see `Sampler` in `stats.ts`). @internal */
+/** How an admitted job is timed, as the shell's sampler decided at its add (see `Sampler` in `observe/timings.ts`). @internal */
 export const enum Timed {
   /** Not timed. */
   No = 0,

@@ -6,7 +6,7 @@ import { type CoreJob, State, UNTIMED } from './job-record.js';
 /**
  * What one lane remembers of its waiting jobs' add times, for the age of its oldest due job
  * (`stats()`, SPEC 11) without a timestamp on every job: the first job into an empty lane, the
- * sampled jobs' add times (see `isSampled` in `stats.ts`) and, in a FIFO lane, the time of each
+ * sampled jobs' add times (see `isSampled` in `sampling.ts`) and, in a FIFO lane, the time of each
  * batch of adds (the adds of one synchronous run). Written by the core only, as jobs join and
  * leave; {@link oldestDueAgeMs} reads it.
  *

@@ -154,7 +154,7 @@ export class SourceTimings {
 /**
  * The two timing histograms of one worker (its counters are the core's). Nothing of the timing
  * lives on the job record: the add time of a sampled job waits in its source
- * (`Source.noteSampled`, `internal/sampled-adds.ts`), which lets go of it when it starts, and the
+ * (`Source.noteSampled`, `core/sampled-adds.ts`), which lets go of it when it starts, and the
  * start time of its attempt is held by the shell while the handler runs (a local, or the
  * job's `Awaiter`). A map of running sampled jobs did the same, but an object as a map key costs
  * a hash of its own, and it cost more than the rest of the sample together.
