@@ -189,7 +189,7 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> im
   nextInKey: KeyedJob | undefined = undefined;
 
   constructor(home: Source<T, R>, data: T, priority: number, key: string) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.keyName = key;
     this.#priority = priority;
   }
@@ -213,7 +213,7 @@ export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R>
   readonly #priority: number;
 
   constructor(home: Source<T, R>, data: T, priority: number) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.#priority = priority;
   }
 
@@ -224,7 +224,7 @@ export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R>
 
 // Job records and their result promises come and go with every burst; these keep their maps
 // (see `shape-anchors.ts`). No anchor is ever in a source, and jobs still count from 1.
-keepShape(new JobRecord(undefined as unknown as Source, undefined, UNTIMED, State.Waiting));
+keepShape(new JobRecord(undefined as unknown as Source, undefined, UNTIMED, State.Due));
 keepShape(new PriorityJobRecord(undefined as unknown as Source, undefined, 1));
 keepShape(new KeyedJobRecord(undefined as unknown as Source, undefined, 0, ''));
 keepShape(new ResultPromise());
@@ -274,7 +274,7 @@ export function newJobRecord<T, R>(
     key !== undefined
       ? new KeyedJobRecord<T, R>(source, data, priority, key)
       : priority === 0
-        ? new JobRecord<T, R>(source, data, UNTIMED, State.Waiting)
+        ? new JobRecord<T, R>(source, data, UNTIMED, State.Due)
         : new PriorityJobRecord<T, R>(source, data, priority);
   if (parsed?.needsExtras) {
     const ext = job.extras();
