@@ -84,13 +84,11 @@ export class JobRecord<T = unknown, R = unknown> extends CoreJob implements Job<
   /**
    * The async context of the call that added it (SPEC 13), in which its handler and events run;
    * `undefined` without one (`asyncContext: false`, a runtime without `node:async_hooks`), and
-   * once the job has settled, so that a kept handle keeps no context alive.
+   * once the job has settled, so that a kept handle keeps no context alive. (Made by the core
+   * record's constructor: a subclass with fields of its own would need one of its own, a call
+   * more per job.)
    */
-  scope: ContextScope | undefined = undefined;
-
-  constructor(home: Source<T, R>, data: T, dueAt: number, state: State) {
-    super(home, data, dueAt, state);
-  }
+  declare scope: ContextScope | undefined;
 
   get progress(): JobProgress | undefined {
     return this.ext?.progress;

@@ -371,6 +371,8 @@ export class Core {
    * of them wait for a later turn's step.
    */
   promote(now: number): number {
+    // Nothing delayed, no key waiting for time, nothing left to move: the hot path's one check.
+    if (this.delayed === 0 && !this.#promotion.pending && this.dispatcher.timedKeys.length === 0) return 0;
     return this.#promote(now, this.#promotion.continuing ? 0 : this.#promoteStep);
   }
 

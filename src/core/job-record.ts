@@ -148,6 +148,8 @@ export class CoreJob {
   protected outcomeField: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
+  /** The shell's, never read here: the async context the job runs in (SPEC 13, see `JobRecord.scope`). */
+  scope: unknown = undefined;
 
   constructor(home: Lane, data: unknown, dueAt: number, state: State) {
     this.seq = nextSeq++;
