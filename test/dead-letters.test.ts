@@ -452,7 +452,7 @@ describe('redrive and a handler still running', () => {
     expect(worker.status).toBe('idle');
   });
 
-  it('a redrive held back by its running predecessor waits in its key: keyStats counts it, and keys.capacity with it', async () => {
+  it('a redrive parked back by its running predecessor waits in its key: keyStats counts it, and keys.capacity with it', async () => {
     let calls = 0;
     const worker = new Worker<{ key: string; n: number }, number>(
       (job) => (calls++ === 0 ? new Promise<number>((resolve) => setTimeout(() => resolve(job.data.n), 1000)) : job.data.n),

@@ -125,7 +125,7 @@ class Placed implements HeapPlaced {
 }
 
 /**
- * The hand-written, 0-based heap that Deadlines and RateHeld each had before they shared
+ * The hand-written, 0-based heap that Deadlines and RateWaits each had before they shared
  * KeyedHeap (the same strict comparisons, a hole instead of swaps): equal keys must come out in
  * the very same order from the shared heap, since nothing else orders them.
  */
@@ -230,7 +230,7 @@ describe('KeyedHeap', () => {
       for (let step = 0; step < 3000; step++) {
         const r = rng.next();
         if (r < 0.5 || mine.length === 0) {
-          // Few distinct keys, second key 0 (as Deadlines and RateHeld push): ties everywhere.
+          // Few distinct keys, second key 0 (as Deadlines and RateWaits push): ties everywhere.
           const first = rng.int(0, 8);
           const a = new Placed(id, first, 0);
           const b = new Placed(id++, first, 0);

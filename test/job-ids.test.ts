@@ -244,7 +244,7 @@ describe('redrive and ids', () => {
   });
 
   for (const leave of ['cancel', 'purge'] as const) {
-    it(`gives the id back to the dead job whose handler still runs when its held redrive leaves by ${leave}()`, async () => {
+    it(`gives the id back to the dead job whose handler still runs when its parked redrive leaves by ${leave}()`, async () => {
       vi.useFakeTimers();
       let running = 0;
       let mostRunning = 0;
@@ -271,7 +271,7 @@ describe('redrive and ids', () => {
       expect(first.status).toBe('failed');
       expect(q.add('again', { id: 'job-a' })).toBe(first); // in use: its handler runs
       const held = worker.redrive(worker.deadLetters[0] as NonNullable<(typeof worker.deadLetters)[0]>);
-      expect(q.add('again', { id: 'job-a' })).toBe(held); // the held redrive took it over
+      expect(q.add('again', { id: 'job-a' })).toBe(held); // the parked redrive took it over
       if (leave === 'cancel') expect(held.cancel()).toBe(true);
       else expect(q.purge()).toBe(1);
       expect(q.add('third', { id: 'job-a' })).toBe(first); // back with the job whose handler runs

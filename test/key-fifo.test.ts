@@ -39,7 +39,7 @@ describe('KeyFifo: the due jobs of one key, linked through the jobs themselves',
           model.pushPromoted(promoted);
           held.push(promoted);
         } else if (r < 0.65) {
-          const live = held.filter((j) => j.state === State.Waiting);
+          const live = held.filter((j) => j.state === State.Due);
           if (live.length === 0) continue;
           const victim = live[Math.floor(random() * live.length)] as KeyedJobRecord;
           victim.state = State.Cancelled;

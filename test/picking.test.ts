@@ -187,7 +187,7 @@ describe('the built-in strategies over the kept eligible set', () => {
 
 /** A stand-in for a bound source's lane: the fields the fast path reads. */
 interface FakeSource {
-  slot: number;
+  ordinal: number;
   index: number;
   bindOrder: number;
   priority: number | undefined;
@@ -232,7 +232,7 @@ describe('each built-in strategy is written once', () => {
         const rng = new Rng(seed);
         const n = rng.int(2, 40);
         const sources: FakeSource[] = Array.from({ length: n }, (_, i) => ({
-          slot: i,
+          ordinal: i,
           index: i,
           bindOrder: i + 1,
           priority: undefined,

@@ -132,7 +132,7 @@ describe('PriorityQueue', () => {
     expect(await run('queue')).toEqual(['a', 'a', 'b', 'c']);
   });
 
-  it('with equal numbers it starts jobs exactly like a plain queue, also when a held redrive joins at the same instant as a new job', async () => {
+  it('with equal numbers it starts jobs exactly like a plain queue, also when a parked redrive joins at the same instant as a new job', async () => {
     // 'x' times out at 10 and is redriven while its handler still runs (it ends at 20): the
     // redrive waits for that handler. At 20 'y' is added, then x's handler ends. Both are due at
     // 20; the redrive was added first (at 10), so it starts first (SPEC 5), in both kinds.
@@ -163,7 +163,7 @@ describe('PriorityQueue', () => {
     expect(await run('queue')).toEqual(['x', 'x', 'y', 'later']);
   });
 
-  it('a redrive held behind its running predecessor is due when it joins: a job added meanwhile at the same number goes first', async () => {
+  it('a redrive parked behind its running predecessor is due when it joins: a job added meanwhile at the same number goes first', async () => {
     // 'x' times out at 10 and is redriven at 20 while its handler runs on (it ends at 100). 'y'
     // is added at 50, due at once; the redrive joins only at 100, so 'y' was due first (SPEC 5).
     vi.useFakeTimers();

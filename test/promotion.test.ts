@@ -5,7 +5,7 @@
  * job still counts as due and runs in due-time order.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PROMOTE_BATCH, PROMOTE_SLICE_MS, REFILL } from '../src/core/promotion.js';
+import { PROMOTE_STEP, PROMOTE_SLICE_MS, REFILL } from '../src/core/promotion.js';
 import { type PriorityQueue, type Queue, Strategy, Worker, type Job, type SourceView } from '../src/index.js';
 import { Rng } from './sim/prng.js';
 
@@ -16,7 +16,7 @@ afterEach(() => {
 describe('promotion in bounded batches', () => {
   it('a FIFO queue moves its due jobs as they start: a few ahead at most, no event-loop turn of their own, and every job still runs', async () => {
     vi.useFakeTimers();
-    const n = 5 * PROMOTE_BATCH + 123;
+    const n = 5 * PROMOTE_STEP + 123;
     const hung: (() => void)[] = [];
     const worker = new Worker(() => new Promise<void>((resolve) => hung.push(resolve)), { concurrency: 2 });
     const q = worker.bindQueue();
@@ -51,14 +51,14 @@ describe('promotion in bounded batches', () => {
 
   it('stats() right after the due time counts every due job as due, moved or not', async () => {
     vi.useFakeTimers();
-    const n = 3 * PROMOTE_BATCH;
+    const n = 3 * PROMOTE_STEP;
     const worker = new Worker(() => new Promise<void>(() => {}), { concurrency: 1 });
     const q = worker.bindQueue({ name: 'q' });
     for (let i = 0; i < n; i++) q.add(i, { delay: 100 });
     for (let i = 0; i < 5; i++) q.add(i, { delay: 1000 });
     await vi.advanceTimersByTimeAsync(99);
     vi.advanceTimersByTime(1); // the wake-up pass has run (one job started); the continuation has not
-    expect(q.delayed.length).toBeGreaterThan(PROMOTE_BATCH); // the promotion is in progress
+    expect(q.delayed.length).toBeGreaterThan(PROMOTE_STEP); // the promotion is in progress
     const source = worker.stats().sources.q;
     expect(source?.due).toBe(n - 1);
     expect(source?.delayed).toBe(5);
@@ -78,7 +78,7 @@ describe('order with many jobs coming due at once', () => {
     const worker = new Worker((job: Job<string>) => void seen.push(job.data), { strategy: Strategy.RoundRobin, autoRun: false });
     const a = worker.bindQueue({ name: 'a' });
     const b = worker.bindQueue({ name: 'b' });
-    const count = 2 * PROMOTE_BATCH + 500;
+    const count = 2 * PROMOTE_STEP + 500;
     const expected: Record<string, { due: number; seq: number; data: string }[]> = { a: [], b: [] };
     let seq = 0;
     for (const [name, queue, seed] of [
@@ -124,7 +124,7 @@ describe('order with many jobs coming due at once', () => {
     const pq = worker.bindPriorityQueue();
     const rng = new Rng(7);
     const jobs: { priority: number; due: number; seq: number }[] = [];
-    const count = 3 * PROMOTE_BATCH;
+    const count = 3 * PROMOTE_STEP;
     for (let i = 0; i < count; i++) {
       const priority = Math.floor(rng.next() * 5);
       const delay = 10 + Math.floor(rng.next() * 8);
@@ -154,8 +154,8 @@ describe('order with many jobs coming due at once', () => {
     const worker = new Worker((job: Job<string>) => void seen.push(job.data), { strategy: Strategy.MaxLen, autoRun: false });
     const a = worker.bindQueue({ name: 'a' });
     const b = worker.bindQueue({ name: 'b' });
-    const inA = 2 * PROMOTE_BATCH;
-    const inB = PROMOTE_BATCH + 100;
+    const inA = 2 * PROMOTE_STEP;
+    const inB = PROMOTE_STEP + 100;
     for (let i = 0; i < inA; i++) a.add(`a${i}`, { delay: 5 });
     for (let i = 0; i < inB; i++) b.add(`b${i}`);
     vi.advanceTimersByTime(10);
@@ -183,7 +183,7 @@ describe('order with many jobs coming due at once', () => {
       { concurrency: 2 },
     );
     const q = worker.bindQueue();
-    const count = 2 * PROMOTE_BATCH;
+    const count = 2 * PROMOTE_STEP;
     const handles = Array.from({ length: count }, (_, i) => q.add(i, { delay: 20 }));
     vi.advanceTimersByTime(20);
     expect(q.delayed.length).toBeGreaterThan(0);
@@ -226,14 +226,14 @@ describe('a burst coming due in a source that needs every due job', () => {
       await Promise.resolve();
     }
     // No turn did the whole burst: the wake-up pass and each later turn moved a batch or two.
-    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_BATCH);
-    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_BATCH);
+    expect(left[0]).toBeGreaterThanOrEqual(n - 3 * PROMOTE_STEP);
+    for (let i = 1; i < left.length; i++) expect((left[i - 1] as number) - (left[i] as number)).toBeLessThanOrEqual(3 * PROMOTE_STEP);
     expect(left.length).toBeGreaterThan(3);
   }
 
   it('a priority queue orders a burst in bounded batches, one per turn, and starts nothing before its order is complete', async () => {
     vi.useFakeTimers();
-    const n = 10 * PROMOTE_BATCH;
+    const n = 10 * PROMOTE_STEP;
     const seen: number[] = [];
     const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 4 });
     const pq = worker.bindPriorityQueue();
@@ -262,7 +262,7 @@ describe('a burst coming due in a source that needs every due job', () => {
 
   it('a keyed queue does the same, and then takes turns between its keys', async () => {
     vi.useFakeTimers();
-    const n = 10 * PROMOTE_BATCH;
+    const n = 10 * PROMOTE_STEP;
     const seen: number[] = [];
     const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 2 });
     const q = worker.bindQueue({ keys: { by: (i: number) => i % 3 } });
@@ -299,13 +299,13 @@ describe('a burst coming due in a source that needs every due job', () => {
     const fifo = worker.bindQueue();
     pq.add('p-first', 0);
     await vi.advanceTimersByTimeAsync(0); // p-first runs and holds the priority queue's one slot
-    await burstThenOther(pq, fifo, 5 * PROMOTE_BATCH);
+    await burstThenOther(pq, fifo, 5 * PROMOTE_STEP);
     // The FIFO queue's job started at once, without waiting for the priority queue's order.
     expect(seen).toEqual(['p-first', 'f']);
     (hung[0] as () => void)();
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
-    expect(seen).toHaveLength(2 + 5 * PROMOTE_BATCH);
+    expect(seen).toHaveLength(2 + 5 * PROMOTE_STEP);
   });
 
   it("a strategy reading a priority queue's length while its burst waits counts the burst without moving it", async () => {
@@ -333,7 +333,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     const fifo = worker.bindQueue();
     pq.add(-1, 0);
     await vi.advanceTimersByTimeAsync(0); // holds the priority queue's one slot
-    const n = 5 * PROMOTE_BATCH;
+    const n = 5 * PROMOTE_STEP;
     for (let i = 0; i < n; i++) pq.add(i, 1, { delay: 100 });
     await vi.advanceTimersByTimeAsync(99);
     vi.advanceTimersByTime(1);
@@ -344,7 +344,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     expect(ran).toEqual([-1, 0]);
     expect(lengths).toEqual([n, 1]);
     // Counted where they wait: most of the burst has not moved.
-    expect(pq.delayed.length).toBeGreaterThan(n - 3 * PROMOTE_BATCH);
+    expect(pq.delayed.length).toBeGreaterThan(n - 3 * PROMOTE_STEP);
     (hung[0] as () => void)();
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
@@ -366,7 +366,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     for (let i = 0; i < running; i++) fifo.add(-1 - i);
     await vi.advanceTimersByTimeAsync(0);
     expect(hung).toHaveLength(running);
-    const n = 300 * PROMOTE_BATCH;
+    const n = 300 * PROMOTE_STEP;
     for (let i = 0; i < n; i++) pq.add(i, 1, { delay: 100 });
     await vi.advanceTimersByTimeAsync(99);
     vi.advanceTimersByTime(1); // the wake-up pass
@@ -374,7 +374,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     // Every running handler settles in this turn: each settle runs a pass of its own.
     for (const resolve of hung) resolve();
     for (let i = 0; i < 20; i++) await Promise.resolve();
-    expect(held - pq.delayed.length).toBeLessThanOrEqual(2 * PROMOTE_BATCH);
+    expect(held - pq.delayed.length).toBeLessThanOrEqual(2 * PROMOTE_STEP);
     await vi.runAllTimersAsync();
     await worker.waitUntilIdle();
     expect(worker.stats().counters.succeeded).toBe(n + running);
@@ -382,7 +382,7 @@ describe('a burst coming due in a source that needs every due job', () => {
 
   it('a turn whose moves are slow stops its batch once they have taken PROMOTE_SLICE_MS, and the order still holds', async () => {
     vi.useFakeTimers();
-    const n = 4 * PROMOTE_BATCH;
+    const n = 4 * PROMOTE_STEP;
     const seen: number[] = [];
     const worker = new Worker((job: Job<number>) => void seen.push(job.data), { concurrency: 2 });
     const pq = worker.bindPriorityQueue();
@@ -421,7 +421,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     const fifo = worker.bindQueue();
     pq.add('p-first', 0);
     await vi.advanceTimersByTimeAsync(0); // the window's one start is used
-    await burstThenOther(pq, fifo, 5 * PROMOTE_BATCH);
+    await burstThenOther(pq, fifo, 5 * PROMOTE_STEP);
     expect(seen).toEqual(['p-first', 'f']);
     // When the window opens, the burst is put in order and its jobs run, one per window.
     await vi.advanceTimersByTimeAsync(10_000);
@@ -433,7 +433,7 @@ describe('a burst coming due in a source that needs every due job', () => {
     vi.useFakeTimers();
     const worker = new Worker((_job: Job<number>) => new Promise<void>(() => {}), { concurrency: 1 });
     const q = worker.bindQueue({ keys: { by: (i: number) => i % 2 } });
-    const n = 10 * PROMOTE_BATCH;
+    const n = 10 * PROMOTE_STEP;
     for (let i = 0; i < n; i++) q.add(i, { delay: 100 });
     await vi.advanceTimersByTimeAsync(99);
     vi.advanceTimersByTime(1);

@@ -74,7 +74,7 @@ describe('the core under the seeded simulator (SPEC 12)', () => {
     () => {
       const seeds = ONLY === undefined ? Array.from({ length: SEEDS / 2 }, (_, i) => i + 1) : [Number(ONLY)];
       let starts = 0;
-      for (const seed of seeds) starts += simulate(seed, { steps: STEPS, promoteBatch: 1 + (seed % 2) }).starts;
+      for (const seed of seeds) starts += simulate(seed, { steps: STEPS, promoteStep: 1 + (seed % 2) }).starts;
       expect(starts).toBeGreaterThan(0);
     },
     TIMEOUT,
@@ -164,7 +164,7 @@ describe('reads change nothing (SPEC 12) under the simulator', () => {
         if (this.keys === undefined && delayed.horizon !== -Infinity) {
           while (delayed.nextDueAt() <= delayed.horizon) {
             const job = delayed.shiftDue(Infinity) as CoreJob;
-            job.state = State.Waiting;
+            job.state = State.Due;
             this.due.pushPromoted(job);
           }
           delayed.horizon = -Infinity;
@@ -175,7 +175,7 @@ describe('reads change nothing (SPEC 12) under the simulator', () => {
     try {
       const failure = (seed: number): string | undefined => {
         try {
-          simulate(seed, { steps: 300, readChecks: 1, promoteBatch: 1 });
+          simulate(seed, { steps: 300, readChecks: 1, promoteStep: 1 });
           return undefined;
         } catch (error) {
           return (error as Error).message;
@@ -191,7 +191,7 @@ describe('reads change nothing (SPEC 12) under the simulator', () => {
       Object.defineProperty(Lane.prototype, 'dueLength', descriptor);
     }
     // Put back, the same seeds run clean.
-    expect(() => simulate(1, { steps: 300, readChecks: 1, promoteBatch: 1 })).not.toThrow();
+    expect(() => simulate(1, { steps: 300, readChecks: 1, promoteStep: 1 })).not.toThrow();
   });
 });
 

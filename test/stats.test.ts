@@ -245,7 +245,7 @@ describe('per-source numbers', () => {
   });
 });
 
-describe('a redrive held behind its predecessor', () => {
+describe('a redrive parked behind its predecessor', () => {
   it('is waiting and due (in stats and in the metrics), not neither', async () => {
     let release = (): void => undefined;
     let calls = 0;

@@ -12,7 +12,7 @@ import { zeroCounters } from './counters.js';
 import { Deadlines } from './deadlines.js';
 import { Dispatcher } from './dispatcher.js';
 import { Note, Outbox } from './outbox.js';
-import { PROMOTE_BATCH, Promotion } from './promotion.js';
+import { PROMOTE_STEP, Promotion } from './promotion.js';
 import { nextPhase, Phase, statusOf, type LifecycleCall, type WorkerStatus } from './worker-state.js';
 import { safeString } from '../api/describe.js';
 
@@ -25,13 +25,13 @@ export interface CoreConfig {
   timeout: number | undefined;
   deadLetterLimit: number;
   autoRun: boolean;
-  /** Most delayed jobs a promotion moves beyond what the due orders need (default {@link PROMOTE_BATCH}). */
-  promoteBatch?: number;
+  /** Most delayed jobs a promotion moves beyond what the due orders need (default {@link PROMOTE_STEP}). */
+  promoteStep?: number;
   /**
-   * The worker's clock, read only to stop a turn's batch of promotion moves once it has taken
+   * The worker's clock, read only to stop a turn's step of promotion moves once it has taken
    * `PROMOTE_SLICE_MS` (see `promotion.ts`): it decides how much of a burst moves per turn, never
    * what starts or when a job is due (those times are given to each transition). Without it, the
-   * count alone bounds a batch (the simulator).
+   * count alone bounds a step (the simulator).
    */
   workClock?: Clock;
 }
@@ -55,9 +55,9 @@ export interface Origin {
 
 /**
  * The deciding half of a worker (SPEC 12): every transition of a job (admit, start, succeed,
- * retry, fail, time out, cancel, promote, admit a held successor, dead-letter) and of the worker
+ * retry, fail, time out, cancel, promote, admit a parked successor, dead-letter) and of the worker
  * (the lifecycle table, halt) as a function of its state, the event and the time it is given.
- * It owns no timer, reads no clock for its decisions (only to bound a burst's batch per turn,
+ * It owns no timer, reads no clock for its decisions (only to bound a burst's step per turn,
  * see `CoreConfig.workClock`) and runs no user code during a transition (a strategy's
  * `pick` aside, whose answer is checked): what a transition leads to is recorded in
  * {@link outbox}, and the shell acts on it (settles promises, aborts signals, emits events)
@@ -82,26 +82,26 @@ export class Core {
   concurrency: number;
   /** Slots in use: attempts whose handler has not settled, cancelled or timed-out ones included. */
   slotsInUse = 0;
-  /** Waiting jobs over every source, due or delayed (and held redrives). */
-  waiting = 0;
+  /** Waiting jobs over every source, due or delayed (and parked redrives). */
+  queued = 0;
   /** Delayed jobs over every source. */
   delayed = 0;
   /** The error of the halt in force, if any. */
   haltError: InvariantError | undefined = undefined;
   readonly #timeout: number | undefined;
   #phase: Phase;
-  /** The batch of adds in progress (see {@link endAddBatch}). */
-  #addBatch = 1;
+  /** The tick of adds in progress (see {@link endAddTick}). */
+  #addTick = 1;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   #timedOutable = 0;
   readonly #promotion: Promotion;
-  readonly #promoteBatch: number;
+  readonly #promoteStep: number;
 
   constructor(config: CoreConfig) {
     this.concurrency = config.concurrency;
     this.dispatcher = new Dispatcher(config.picker, config.strategyName);
     this.#timeout = config.timeout;
-    this.#promoteBatch = config.promoteBatch ?? PROMOTE_BATCH;
+    this.#promoteStep = config.promoteStep ?? PROMOTE_STEP;
     this.#promotion = new Promotion((source) => this.dispatcher.touch(source), config.workClock);
     this.deadLetters = new DeadLetterStore(config.deadLetterLimit);
     this.#phase = config.autoRun ? Phase.Started : Phase.Initiated;
@@ -112,7 +112,7 @@ export class Core {
   }
 
   get status(): WorkerStatus {
-    return statusOf(this.#phase, this.slotsInUse, this.waiting);
+    return statusOf(this.#phase, this.slotsInUse, this.queued);
   }
 
   /** Every bound source in list order. */
@@ -153,7 +153,7 @@ export class Core {
 
   /** Applies a lifecycle call (SPEC 2's table); returns whether it did anything. Throws `InvalidStateError`. */
   call(call: LifecycleCall): boolean {
-    const next = nextPhase(call, this.#phase, this.slotsInUse, this.waiting);
+    const next = nextPhase(call, this.#phase, this.slotsInUse, this.queued);
     if (next === undefined) return false;
     this.#phase = next;
     if (call === 'start' || call === 'stop') this.haltError = undefined;
@@ -206,10 +206,10 @@ export class Core {
   /** The source takes no more jobs and leaves the list once nothing of it waits or runs. */
   retire(source: Lane): void {
     source.retiring = true;
-    this.#retireIfDrained(source);
+    this.#retireIfEmpty(source);
   }
 
-  #retireIfDrained(source: Lane): void {
+  #retireIfEmpty(source: Lane): void {
     if (source.retiring && source.index >= 0 && source.running === 0 && source.length === 0) {
       this.dispatcher.unbind(source);
       this.names.delete(source.name);
@@ -234,10 +234,10 @@ export class Core {
    * Whether admitting a job into `lane` needs the time (the shell then reads the clock before
    * {@link admit}): it is delayed, a timed job waits there (add order alone no longer places a
    * job due now), the lane is empty (its first job's add time is kept for its age), or it is the
-   * first job due on add of this batch of adds in a FIFO lane (see {@link endAddBatch}).
+   * first job due on add of this tick of adds in a FIFO lane (see {@link endAddTick}).
    */
   admitNeedsTime(lane: Lane, delayed: boolean): boolean {
-    return delayed || lane.timed > 0 || lane.length === 0 || (lane.ages.notesBatches && lane.ages.batchNoted !== this.#addBatch);
+    return delayed || lane.timed > 0 || lane.length === 0 || (lane.ages.notesTicks && lane.ages.tickNoted !== this.#addTick);
   }
 
   /**
@@ -245,27 +245,27 @@ export class Core {
    * or {@link UNTIMED} when the shell did not read it, which it may skip when
    * {@link admitNeedsTime} says so and the job is not timed: add order alone then places it.
    * `timing` is how the stats time it (the shell's sampler decides). Returns whether it was the
-   * first of a batch of adds noted in its lane: the shell then ends the batch with its run
-   * (see {@link endAddBatch}).
+   * first of a tick of adds noted in its lane: the shell then ends the tick with its run
+   * (see {@link endAddTick}).
    */
   admit(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
     this.#added(job.home as Lane);
     return this.#join(job, runAt, now, timing);
   }
 
-  /** {@link admit} without counting the job as added (a held redrive, counted when it was held). */
+  /** {@link admit} without counting the job as added (a parked redrive, counted when it was parked). */
   #join(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
     const lane = job.home as Lane;
     const wasEmpty = lane.length === 0;
     const ext = job.ext;
-    let firstOfBatch = false;
+    let firstOfTick = false;
     if (runAt === undefined && ext === undefined) {
       // The common case (an add without options): due now, with no id and no timeout of its own.
       if (lane.timed > 0) {
         job.dueAt = now;
         lane.timed++;
       }
-      this.waiting++;
+      this.queued++;
       lane.due.pushFresh(job);
     } else {
       const delayed = runAt !== undefined && runAt > now;
@@ -275,23 +275,23 @@ export class Core {
         if (ext.timeout !== undefined) this.#timedOutable++;
         if (ext.id !== undefined) claimId(job, ext.id);
       }
-      this.waiting++;
+      this.queued++;
       if (delayed) {
         job.state = State.Delayed;
         if (job.dueAt <= lane.delayed.horizon) this.catchUp(lane); // as in #retry
         lane.delayed.push(job);
         this.delayed++;
       } else {
-        job.state = State.Waiting;
+        job.state = State.Due;
         lane.due.pushFresh(job);
       }
     }
     if (now !== UNTIMED) {
       const ages = lane.ages;
       if (wasEmpty) ages.noteFirst(job, now);
-      if (job.state === State.Waiting && ages.notesBatches && ages.batchNoted !== this.#addBatch) {
-        ages.noteBatch(job, now, this.#addBatch, lane.due.peek());
-        firstOfBatch = true;
+      if (job.state === State.Due && ages.notesTicks && ages.tickNoted !== this.#addTick) {
+        ages.noteTick(job, now, this.#addTick, lane.due.peek());
+        firstOfTick = true;
       }
       if (timing !== Timed.No) {
         if (timing === Timed.InFull) job.timeInFull();
@@ -299,12 +299,12 @@ export class Core {
       }
     }
     if (!lane.inEligible) this.dispatcher.touch(lane);
-    return firstOfBatch;
+    return firstOfTick;
   }
 
-  /** The synchronous run of adds that {@link admit} noted a batch of is over: the next add starts another. */
-  endAddBatch(): void {
-    this.#addBatch++;
+  /** The synchronous run of adds that {@link admit} noted a step of is over: the next add starts another. */
+  endAddTick(): void {
+    this.#addTick++;
   }
 
   /**
@@ -330,32 +330,32 @@ export class Core {
    * A redriven job whose predecessor's handler still runs: it waits (counted, cancellable) and
    * joins its source only once that handler settles, so a job never has two attempts in flight.
    */
-  hold(job: CoreJob, blocker: CoreJob, now: number): void {
+  park(job: CoreJob, blocker: CoreJob, now: number): void {
     this.#added(job.home as Lane);
     const ext = job.extras();
-    ext.held = true;
-    ext.heldBehind = blocker;
-    ext.heldSince = now;
+    ext.parked = true;
+    ext.parkedBehind = blocker;
+    ext.parkedSince = now;
     if (ext.id !== undefined) claimId(job, ext.id); // taken over from the blocker, if it is the same id
     blocker.extras().successor = job;
-    (job.home.held ??= new Set()).add(job);
-    this.waiting++;
+    (job.home.parked ??= new Set()).add(job);
+    this.queued++;
   }
 
-  /** A held redrive is timed as `timing` says (its run only: its wait starts when it joins). */
-  timeHeld(job: CoreJob, timing: Timed): void {
+  /** A parked redrive is timed as `timing` says (its run only: its wait starts when it joins). */
+  timeParked(job: CoreJob, timing: Timed): void {
     if (timing === Timed.InFull) job.timeInFull();
   }
 
   /**
-   * A held redrive leaves without joining (cancelled, purged): the id it took over goes back to
+   * A parked redrive leaves without joining (cancelled, purged): the id it took over goes back to
    * the job it waited for, whose handler still runs, so the id stays in use until that handler
    * returns (SPEC 5).
    */
   #giveIdBack(job: CoreJob): void {
     const ext = job.extras();
-    const blocker = ext.heldBehind;
-    ext.heldBehind = undefined;
+    const blocker = ext.parkedBehind;
+    ext.parkedBehind = undefined;
     releaseId(job);
     if (blocker?.inFlight === true && ext.id !== undefined && blocker.ext?.id === ext.id) claimId(blocker, ext.id);
   }
@@ -372,24 +372,26 @@ export class Core {
   /**
    * Makes every delayed job due at `now` due (SPEC 3). What moves into the due orders at once is
    * what they need plus, in the sources that need every due job (priority and keyed queues) and
-   * unless a continuation is already under way, a batch (`CoreConfig.promoteBatch`); the other
+   * unless a continuation is already under way, a step (`CoreConfig.promoteStep`); the other
    * due jobs stay in the delayed heaps, due all the same, and move as they are needed (a FIFO
    * source's, one at each start) or in {@link promoteMore} (see `promotion.ts`: a million jobs
    * coming due at once must not block the event loop). Returns how many moved; while due jobs
    * are left to move, {@link promotionPending} is set, and {@link promotionContinues} while some
-   * of them wait for a later turn's batch.
+   * of them wait for a later turn's step.
    */
   promote(now: number): number {
-    return this.#promote(now, this.#promotion.continuing ? 0 : this.#promoteBatch);
+    // Nothing delayed, no key waiting for time, nothing left to move: the hot path's one check.
+    if (this.delayed === 0 && !this.#promotion.pending && this.dispatcher.timedKeys.length === 0) return 0;
+    return this.#promote(now, this.#promotion.continuing ? 0 : this.#promoteStep);
   }
 
   /**
-   * Moves a batch more of the due jobs earlier promotions left in the delayed heaps of the
+   * Moves a step more of the due jobs earlier promotions left in the delayed heaps of the
    * sources that need every due job, for a later turn while {@link promotionContinues}. Returns
    * how many moved.
    */
   promoteMore(): number {
-    const moved = this.#promotion.more(this.dispatcher.list, this.#promoteBatch);
+    const moved = this.#promotion.more(this.dispatcher.list, this.#promoteStep);
     this.delayed -= moved;
     return moved;
   }
@@ -408,7 +410,7 @@ export class Core {
     return !was && source.inEligible;
   }
 
-  #promote(now: number, batch: number): number {
+  #promote(now: number, step: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).
     for (let i = 0; i < timedKeys.length; i++) {
@@ -421,7 +423,7 @@ export class Core {
       this.#promotion.continuing = false;
       return 0;
     }
-    const moved = this.#promotion.promote(this.dispatcher.list, now, batch);
+    const moved = this.#promotion.promote(this.dispatcher.list, now, step);
     this.delayed -= moved;
     return moved;
   }
@@ -443,7 +445,7 @@ export class Core {
   /**
    * Whether starts wait for a burst of due jobs to finish moving into a source that needs every
    * due job before it gives one (see `Promotion.unordered`): the shell's continuation moves them,
-   * a batch per turn, and its pass starts jobs again.
+   * a step per turn, and its pass starts jobs again.
    */
   get startsWaitForOrder(): boolean {
     return this.#promotion.continuing && this.#promotion.unordered;
@@ -468,7 +470,7 @@ export class Core {
     if (this.#phase !== Phase.Started || this.slotsInUse >= this.concurrency) return undefined;
     if (this.#promotion.continuing) {
       // A burst of due jobs is still moving into a source that needs them all before it gives
-      // one: this start waits until they have (a batch per turn, see `Promotion.orderBacklog`).
+      // one: this start waits until they have (a step per turn, see `Promotion.orderBacklog`).
       this.delayed -= this.#promotion.orderBacklog(this.dispatcher.list, now);
       if (this.#promotion.unordered) return undefined;
     }
@@ -491,7 +493,7 @@ export class Core {
     }
     if (job === source.ages.firstIntoEmpty) source.ages.firstIntoEmpty = undefined; // only its add time is needed now
     source.running++;
-    this.waiting--;
+    this.queued--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (source.rate !== undefined) source.rate.record(now);
     this.dispatcher.touch(source);
@@ -524,7 +526,7 @@ export class Core {
 
   /**
    * Whether {@link succeed} or {@link fail} of `job` needs the time: a retry after a timeout or
-   * a held redrive let in, both in the job's extras. Without them the shell need not read the clock.
+   * a parked redrive let in, both in the job's extras. Without them the shell need not read the clock.
    */
   finishNeedsTime(job: CoreJob): boolean {
     return job.ext !== undefined;
@@ -538,7 +540,7 @@ export class Core {
    */
   succeed(job: CoreJob, value: unknown, now: number): boolean {
     if (job.ext === undefined && job.runningInFlight) {
-      // The common case: no deadline, no timed-out attempt, no held successor. It succeeds with
+      // The common case: no deadline, no timed-out attempt, no parked successor. It succeeds with
       // one write of its packed state, and its slot is freed.
       job.succeedInFlight();
       job.value = value;
@@ -549,7 +551,7 @@ export class Core {
       this.#freeSlot(source);
       if (source.keys !== undefined) source.keys.finished(job);
       if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
-      if (source.retiring) this.#retireIfDrained(source);
+      if (source.retiring) this.#retireIfEmpty(source);
       return true;
     }
     this.#endAttempt(job);
@@ -628,7 +630,7 @@ export class Core {
     source.delayed.push(job);
     source.timed++;
     if (job.ext?.timeout !== undefined) this.#timedOutable++;
-    this.waiting++;
+    this.queued++;
     this.delayed++;
     this.counters.retried++;
     source.counters.retried++;
@@ -681,7 +683,7 @@ export class Core {
     }
   }
 
-  /** Frees the slot of a job whose handler has settled, and lets in a redrive held behind it. */
+  /** Frees the slot of a job whose handler has settled, and lets in a redrive parked behind it. */
   #release(job: CoreJob, now: number): void {
     if (!job.inFlight) throw new InvariantError('slot-released-once', `job ${job.id} released a slot it did not hold`);
     job.inFlight = false;
@@ -693,14 +695,14 @@ export class Core {
       const successor = ext.successor;
       if (successor !== undefined) {
         ext.successor = undefined;
-        this.#admitHeld(successor, now);
+        this.#admitParked(successor, now);
       }
     }
-    // After the held successor joined: its key (the same) stays active instead of being forgotten.
+    // After the parked successor joined: its key (the same) stays active instead of being forgotten.
     if (source.keys !== undefined) source.keys.finished(job);
     // A finish can only make a plain source eligible (one fewer running); a keyed one is asked anyway.
     if (!source.inEligible || source.keys !== undefined) this.dispatcher.touch(source);
-    if (source.retiring) this.#retireIfDrained(source);
+    if (source.retiring) this.#retireIfEmpty(source);
   }
 
   /** One slot of the worker and of `source` is free again. */
@@ -715,15 +717,15 @@ export class Core {
     }
   }
 
-  #admitHeld(job: CoreJob, now: number): void {
+  #admitParked(job: CoreJob, now: number): void {
     const ext = job.extras();
-    if (!ext.held || job.state !== State.Waiting) return;
-    ext.held = false;
-    ext.heldBehind = undefined;
-    job.home.held?.delete(job);
-    this.waiting--; // #join counts it again
+    if (!ext.parked || job.state !== State.Due) return;
+    ext.parked = false;
+    ext.parkedBehind = undefined;
+    job.home.parked?.delete(job);
+    this.queued--; // #join counts it again
     // Always with the time: it is due from now on, and its add order (from the redrive) is older
-    // than that of jobs added while it was held, so add order alone (UNTIMED) would put it
+    // than that of jobs added while it was parked, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
     this.#join(job, now, now, Timed.No);
   }
@@ -770,11 +772,11 @@ export class Core {
     this.#settleCancelled(job, reason, running);
     const source = job.home as Lane;
     if (running) this.#endAttempt(job);
-    else if (job.ext?.held === true) {
-      job.ext.held = false; // never joins its source now
+    else if (job.ext?.parked === true) {
+      job.ext.parked = false; // never joins its source now
       this.#giveIdBack(job);
-      source.held?.delete(job);
-      this.waiting--;
+      source.parked?.delete(job);
+      this.queued--;
       this.#shrunk(source);
     } else {
       if (state === State.Delayed) {
@@ -785,7 +787,7 @@ export class Core {
         if (source.delayed.horizon !== -Infinity) this.delayed -= this.#promotion.topUp(source);
       }
       if (source.keys !== undefined) source.keys.removed(job, state === State.Delayed);
-      this.waiting--;
+      this.queued--;
       if (job.dueAt !== UNTIMED) source.timed--;
       if (job.ext?.timeout !== undefined) this.#timedOutable--;
       source.ages.forget(job, isTimed(job));
@@ -799,7 +801,7 @@ export class Core {
   }
 
   /**
-   * Removes every waiting job of `source` (due, delayed, held). Every job is settled before any
+   * Removes every waiting job of `source` (due, delayed, parked). Every job is settled before any
    * note: a `cancelled` listener that cancels another of them (or purges again) finds it settled.
    */
   purge(source: Lane, key?: string): number {
@@ -812,7 +814,7 @@ export class Core {
     } else {
       ({ due: jobs, delayed } = keys.purge(key));
     }
-    this.waiting -= jobs.length + delayed.length;
+    this.queued -= jobs.length + delayed.length;
     this.delayed -= delayed.length;
     for (const job of delayed) jobs.push(job);
     if (key === undefined) {
@@ -827,17 +829,17 @@ export class Core {
       for (const job of jobs) source.ages.forget(job, isTimed(job));
     }
     for (const job of jobs) if (job.ext?.timeout !== undefined) this.#timedOutable--;
-    const held = source.held;
-    if (held !== undefined) {
-      for (const job of held) {
+    const parked = source.parked;
+    if (parked !== undefined) {
+      for (const job of parked) {
         if (key !== undefined && job.key !== key) continue;
-        (job.ext as NonNullable<CoreJob['ext']>).held = false; // never joins now
+        (job.ext as NonNullable<CoreJob['ext']>).parked = false; // never joins now
         this.#giveIdBack(job);
-        held.delete(job);
+        parked.delete(job);
         jobs.push(job);
-        this.waiting--;
+        this.queued--;
       }
-      if (held.size === 0) source.held = undefined;
+      if (parked.size === 0) source.parked = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) {
@@ -857,12 +859,12 @@ export class Core {
    * released either: the engine gives it out again, or has already. Returns whether it left.
    */
   dropClaimed(job: CoreJob): boolean {
-    if (job.state !== State.Waiting) return false;
+    if (job.state !== State.Due) return false;
     const source = job.home as Lane;
     job.state = State.Cancelled;
     job.value = CancelReason.of('its claim was lost');
     source.due.markRemoved();
-    this.waiting--;
+    this.queued--;
     if (job.dueAt !== UNTIMED) source.timed--;
     if (job.ext?.timeout !== undefined) this.#timedOutable--;
     source.ages.forget(job, isTimed(job));
@@ -879,7 +881,7 @@ export class Core {
    */
   handBack(source: Lane): CoreJob[] {
     const jobs = source.due.drain();
-    this.waiting -= jobs.length;
+    this.queued -= jobs.length;
     source.timed = 0;
     source.ages.forgetWaiting();
     for (const job of jobs) {
@@ -904,6 +906,6 @@ export class Core {
   #shrunk(source: Lane): void {
     this.dispatcher.touch(source);
     if (source.sizeWatched) this.outbox.record(Note.Shrunk, undefined, source, 0);
-    this.#retireIfDrained(source);
+    this.#retireIfEmpty(source);
   }
 }

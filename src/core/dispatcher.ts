@@ -3,7 +3,7 @@ import { laneOfView, type Lane } from './lane.js';
 import { BOUND, ENTERED, type FastPicker, fastPickerOf, LEFT, PICK_ELIGIBLE, UNBOUND } from './fast-picker.js';
 import type { Picker, SourceView } from '../api/strategy.js';
 import { EligibleSet } from './eligible-set.js';
-import { RateHeld } from './rate-held.js';
+import { RateWaits } from './rate-waits.js';
 import { safeString } from '../api/describe.js';
 
 /**
@@ -34,13 +34,13 @@ export class Dispatcher {
    */
   readonly eligible = new EligibleSet();
   /** Sources that would be eligible but for their rate window, by the time it opens. */
-  readonly #rateHeld = new RateHeld();
+  readonly #rateWaits = new RateWaits();
   readonly #picker: Picker;
   /** The picker's fast interface (the built-in strategies), or `undefined` (a custom one gets the views). */
   readonly #fast: FastPicker | undefined;
   /** Slots of sources that left the list, for the next to be bound. */
-  readonly #freeSlots: number[] = [];
-  #slots = 0;
+  readonly #freeOrdinals: number[] = [];
+  #ordinals = 0;
   readonly #strategyName: string;
   /**
    * The source of the last job started without asking the picker (one source bound), until the
@@ -68,7 +68,7 @@ export class Dispatcher {
     this.#reindex(at);
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited++;
     if (source.keys?.timed === true) this.timedKeys.push(source);
-    source.slot = this.#freeSlots.pop() ?? this.#slots++;
+    source.ordinal = this.#freeOrdinals.pop() ?? this.#ordinals++;
     this.#fast?.[BOUND]?.(source);
     this.#rebuild();
     this.touch(source);
@@ -82,14 +82,14 @@ export class Dispatcher {
       source.inEligible = false;
       this.#fast?.[LEFT]?.(source);
     }
-    source.rateHeldAt = Number.NaN;
+    source.rateOpensAt = Number.NaN;
     this.list.splice(at, 1);
     this.views = Object.freeze(this.list.map((each) => each.view));
     this.#reindex(at);
     source.index = -1;
     this.#fast?.[UNBOUND]?.(source);
-    this.#freeSlots.push(source.slot);
-    source.slot = -1;
+    this.#freeOrdinals.push(source.ordinal);
+    source.ordinal = -1;
     if (source.rate !== undefined || source.keys?.timed === true) this.rateLimited--;
     if (source.keys?.timed === true) this.timedKeys.splice(this.timedKeys.indexOf(source), 1);
     this.#rebuild();
@@ -104,7 +104,7 @@ export class Dispatcher {
    */
   choose(now: number): Lane | undefined {
     this.now = now;
-    if (this.#rateHeld.length > 0 && this.#rateHeld.nextAt() <= now) this.#openWindows();
+    if (this.#rateWaits.length > 0 && this.#rateWaits.nextAt() <= now) this.#openWindows();
     if (this.eligible.size === 0) return undefined;
     const list = this.list;
     if (list.length === 1) {
@@ -130,7 +130,7 @@ export class Dispatcher {
     if (eligible && rate !== undefined && !rate.allows(this.now)) {
       eligible = false;
       const opens = rate.openAt();
-      if (source.rateHeldAt !== opens) this.#rateHeld.hold(source, opens);
+      if (source.rateOpensAt !== opens) this.#rateWaits.hold(source, opens);
     }
     if (eligible === source.inEligible) return;
     source.inEligible = eligible;
@@ -167,8 +167,8 @@ export class Dispatcher {
     // At most the entries there now: one that goes back (a window that rounding keeps shut at
     // the time it said it opens) waits for the next decision.
     const now = this.now;
-    for (let n = this.#rateHeld.length; n > 0; n--) {
-      const source = this.#rateHeld.popDue(now);
+    for (let n = this.#rateWaits.length; n > 0; n--) {
+      const source = this.#rateWaits.popDue(now);
       if (source === undefined) break;
       if (source !== null) this.touch(source);
     }

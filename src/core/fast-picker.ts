@@ -16,9 +16,9 @@ import type { Picker } from '../api/strategy.js';
  * @internal
  */
 export const PICK_ELIGIBLE: unique symbol = Symbol('qmux.pickEligible');
-/** @internal A source was bound (its `slot` is its own from now on; the list is renumbered): forget what that slot held. */
+/** @internal A source was bound (its `ordinal` is its own from now on; the list is renumbered): forget what that ordinal held. */
 export const BOUND: unique symbol = Symbol('qmux.bound');
-/** @internal A source left the list (after {@link LEFT} if it was eligible; the list is renumbered, its slot not yet free): let go of it. */
+/** @internal A source left the list (after {@link LEFT} if it was eligible; the list is renumbered, its ordinal not yet free): let go of it. */
 export const UNBOUND: unique symbol = Symbol('qmux.unbound');
 /** @internal A source joined the eligible set. */
 export const ENTERED: unique symbol = Symbol('qmux.entered');

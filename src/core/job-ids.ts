@@ -9,7 +9,7 @@ import type { Lane } from './lane.js';
  * Generated ids are decimal integers, a form `checkJobId` refuses for user ids, so the two never
  * collide.
  *
- * The core claims an id as the job joins its source (or is held behind its predecessor) and
+ * The core claims an id as the job joins its source (or is parked behind its predecessor) and
  * releases it in the transitions that leave the job settled with no attempt running.
  *
  * @internal
@@ -20,7 +20,7 @@ export function jobWithId(source: Lane, id: string): CoreJob | undefined {
   return source.ids?.get(id);
 }
 
-/** `job` (whose user id is `id`) now holds it in its source; a redrive held behind its predecessor takes it over. */
+/** `job` (whose user id is `id`) now holds it in its source; a redrive parked behind its predecessor takes it over. */
 export function claimId(job: CoreJob, id: string): void {
   (job.home.ids ??= new Map()).set(id, job);
 }

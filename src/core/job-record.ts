@@ -5,7 +5,8 @@ import type { HeapPlaced } from './due/heap.js';
 
 /** Internal job states; numbers keep the hot path's comparisons cheap. @internal */
 export enum State {
-  Waiting = 0,
+  /** Due, waiting in its lane's due order (its status is `'waiting'`). */
+  Due = 0,
   Delayed = 1,
   Running = 2,
   Succeeded = 3,
@@ -37,7 +38,7 @@ export interface SettleWatcher {
 }
 
 /**
- * What only some jobs need: per-job retry or timeout, an id, a held redrive, an attempt that
+ * What only some jobs need: per-job retry or timeout, an id, a parked redrive, an attempt that
  * failed before its handler returned (the core's fields); a signal, a batch that follows the job,
  * a transfer list (the shell's). Kept off the job itself so that a plain queued job stays small;
  * made on first use.
@@ -65,12 +66,12 @@ export class JobExtras {
   progress: JobProgress | undefined = undefined;
   /** A redriven job waiting for this one's handler to settle before it joins its source. */
   successor: CoreJob | undefined = undefined;
-  /** Set while this job waits for its predecessor's handler (see `Core.hold`). */
-  held = false;
-  /** That predecessor, while this job is held: the id goes back to it if this job leaves unheld. */
-  heldBehind: CoreJob | undefined = undefined;
-  /** When it was held (the worker's clock): it is due from then. */
-  heldSince = 0;
+  /** Set while this redrive is parked behind its predecessor's running handler (see `Core.park`). */
+  parked = false;
+  /** That predecessor, while this job is parked: the id goes back to it if this job leaves unparked. */
+  parkedBehind: CoreJob | undefined = undefined;
+  /** When it was parked (the worker's clock): it is due from then. */
+  parkedSince = 0;
   /** The running attempt's deadline, when it has a timeout. */
   deadline: Deadline | undefined = undefined;
   /** Set when the running attempt failed before its handler returned (a timeout) and will be retried. */
@@ -152,8 +153,8 @@ export interface JobHome {
   readonly isRemote: boolean;
   /** Counters of its jobs since it was bound. */
   readonly counters: WorkerCounters;
-  /** Redriven jobs waiting for their predecessor's handler to settle. */
-  held: Set<CoreJob> | undefined;
+  /** Redrives parked behind their predecessor's running handler. */
+  parked: Set<CoreJob> | undefined;
   /** The jobs in use that have a user id, by id. */
   ids: Map<string, CoreJob> | undefined;
 }
@@ -189,6 +190,8 @@ export class CoreJob {
   protected outcomeField: unknown = undefined;
   /** Rarely needed state; see {@link JobExtras}. */
   ext: JobExtras | undefined = undefined;
+  /** The shell's, never read here: the async context the job runs in (SPEC 13, see `JobRecord.scope`). */
+  scope: unknown = undefined;
 
   constructor(home: JobHome, data: unknown, dueAt: number, state: State) {
     this.seq = nextSeq++;
@@ -290,7 +293,7 @@ export class CoreJob {
    */
   claim(): boolean {
     const bits = this.bits;
-    if ((bits & (STATE_MASK | IN_FLIGHT)) !== State.Waiting) return false;
+    if ((bits & (STATE_MASK | IN_FLIGHT)) !== State.Due) return false;
     this.bits = (bits | State.Running | IN_FLIGHT) + (1 << ATTEMPTS_SHIFT);
     const ext = this.ext;
     if (ext === undefined) return true;

@@ -17,7 +17,7 @@ export interface LaneOptions {
 }
 
 /**
- * The core's record of one source (SPEC 12): its waiting jobs (due, delayed, held redrives), its
+ * The core's record of one source (SPEC 12): its waiting jobs (due, delayed, parked redrives), its
  * own limits, counters and eligibility, and its place in the worker's list. The public sources
  * (`Queue`, `PriorityQueue`, `Subscription`, `RemoteSource`) extend it; only the core changes
  * its fields, and the shell reads them. Reads change nothing.
@@ -53,9 +53,9 @@ export class Lane {
   /** @internal Whether it is in the dispatcher's eligible set (kept by `Dispatcher.touch`). */
   inEligible = false;
   /** @internal The rate-window opening time it waits for in the dispatcher's heap, or NaN. */
-  rateHeldAt = Number.NaN;
+  rateOpensAt = Number.NaN;
   /** @internal A small number of its own while bound (reused after it leaves), for pickers' typed arrays. */
-  slot = -1;
+  ordinal = -1;
   /** @internal Jobs of this lane in flight. */
   running = 0;
   /** @internal Live waiting jobs whose `dueAt` is a real time (ordering needs the clock while any exist). */
@@ -68,8 +68,8 @@ export class Lane {
   sizeWatched = false;
   /** @internal Counters of its jobs since it was bound; the core writes them with the worker's. */
   readonly counters: WorkerCounters = zeroCounters();
-  /** @internal Redriven jobs waiting for their predecessor's handler to settle (see `Core.hold`). */
-  held: Set<CoreJob> | undefined = undefined;
+  /** @internal Redrives parked behind their predecessor's running handler (see `Core.park`). */
+  parked: Set<CoreJob> | undefined = undefined;
   /** @internal The jobs in use that have a user id, by id; made on the first one (see `job-ids.ts`). */
   ids: Map<string, CoreJob> | undefined = undefined;
   /** @internal What it remembers of its waiting jobs' add times (see {@link WaitAges}). */
@@ -92,7 +92,7 @@ export class Lane {
 
   /** Jobs waiting in it, due or delayed. */
   get length(): number {
-    return this.due.length + this.delayed.length + (this.held === undefined ? 0 : this.held.size);
+    return this.due.length + this.delayed.length + (this.parked === undefined ? 0 : this.parked.size);
   }
 
   /**
@@ -124,7 +124,7 @@ export class Lane {
   }
 
   /**
-   * @internal How long the oldest due job has waited at `now`, ms (a held redrive is due since
+   * @internal How long the oldest due job has waited at `now`, ms (a parked redrive is due since
    * its redrive), or `null` with none due (see {@link WaitAges}).
    */
   oldestDueAgeMs(now: number): number | null {
@@ -132,23 +132,23 @@ export class Lane {
     // A delayed job whose time has come is due where it waits, moved or not (a read moves nothing).
     const delayed = this.delayed;
     if (delayed.length > 0 && delayed.nextDueAt() <= now) age = Math.max(age ?? 0, roundAge(now - delayed.nextDueAt()));
-    const held = this.held;
+    const held = this.parked;
     if (held !== undefined && held.size > 0) {
-      // A redrive held behind its predecessor's handler is due since its redrive.
+      // A redrive parked behind its predecessor's handler is due since its redrive.
       let since = Infinity;
-      for (const job of held) since = Math.min(since, job.ext?.heldSince ?? now);
+      for (const job of held) since = Math.min(since, job.ext?.parkedSince ?? now);
       age = Math.max(age ?? 0, roundAge(now - since));
     }
     return age;
   }
 
   /**
-   * @internal Redrives of key `name` held behind their predecessor's running handler (see
-   * `Core.hold`): they wait, due, in {@link held} rather than in the key's own jobs until that
-   * handler returns. O(held redrives of this lane), none at all in the common case.
+   * @internal Redrives of key `name` parked behind their predecessor's running handler (see
+   * `Core.park`): they wait, due, in {@link held} rather than in the key's own jobs until that
+   * handler returns. O(parked redrives of this lane), none at all in the common case.
    */
-  heldOfKey(name: string): number {
-    const held = this.held;
+  parkedOfKey(name: string): number {
+    const held = this.parked;
     if (held === undefined || held.size === 0) return 0;
     let count = 0;
     for (const job of held) if (job.key === name) count++;

@@ -8,17 +8,17 @@ import type { Lane } from './lane.js';
  * continuation asks for this many per event-loop turn while such a promotion is in progress, and
  * the starts of that turn may move as many again, see {@link Promotion.orderBacklog}).
  * A move costs about a heap pop: 0.6-4 us at a million jobs with the keys in typed arrays on the
- * project's 2-core machine (quiet to heavily loaded), so a batch stays well under 10 ms.
+ * project's 2-core machine (quiet to heavily loaded), so a step stays well under 10 ms.
  */
-export const PROMOTE_BATCH = 1024;
+export const PROMOTE_STEP = 1024;
 
 /**
- * Most milliseconds one event-loop turn spends moving a batch (see {@link PROMOTE_BATCH}), on
- * the worker's clock: the batch stops early once they are spent. A warm move costs well under a
+ * Most milliseconds one event-loop turn spends moving a step (see {@link PROMOTE_STEP}), on
+ * the worker's clock: the step stops early once they are spent. A warm move costs well under a
  * microsecond, so this binds only when the moves are slow: the first burst of a process, whose
  * code is not optimized yet (its first turn took 10-20 ms for 2,048 moves), a loaded machine,
  * records out of cache. A clock that does not move while code runs (a virtual one, fake timers)
- * leaves the count alone to bound a batch.
+ * leaves the count alone to bound a step.
  */
 export const PROMOTE_SLICE_MS = 3;
 
@@ -41,9 +41,9 @@ const SLICE_CHECK_MASK = 63;
  * takes them from there one at a time, the next after each start or cancel ({@link topUp}): the
  * heap gives them in due order already, so moving them ahead of their start would only copy a
  * million records into the due order's chunks (young arrays that survive and are promoted: 17 ms
- * scavenges in the issue 13 burst) and spend the pops in batches that block the loop. A source
+ * scavenges in the issue 13 burst) and spend the pops in steps that block the loop. A source
  * that needs every due job before it gives one (a priority queue, a keyed queue) moves them in
- * bounded batches, one per event-loop turn (the shell's continuation, {@link continuing}), and no
+ * bounded steps, one per event-loop turn (the shell's continuation, {@link continuing}), and no
  * job starts while such a source that could give one still holds some ({@link orderBacklog}). So
  * a start picks from what it would have had everything moved, a FIFO source gives the same job,
  * and what a strategy reads is the same.
@@ -55,7 +55,7 @@ export class Promotion {
   pending = false;
   /**
    * Set with {@link pending} when some of those are in a source that needs every due job moved
-   * (a priority queue, a keyed queue): the shell moves a batch more of them on a later turn
+   * (a priority queue, a keyed queue): the shell moves a step more of them on a later turn
    * ({@link more}). Due jobs left in FIFO sources need no turn of their own.
    */
   continuing = false;
@@ -64,20 +64,20 @@ export class Promotion {
    * that could give one now (below its own concurrency, its rate window open), still holds some
    * of them in its delayed jobs: no job may start until they have moved, since the strategy could
    * pick that source and its next job may be any of them. The shell's continuation moves them, a
-   * batch per turn. (Read it with {@link continuing}: a later {@link promote} or {@link more}
+   * step per turn. (Read it with {@link continuing}: a later {@link promote} or {@link more}
    * that ends the promotion does not clear it.)
    */
   unordered = false;
   /**
    * How many held due jobs {@link orderBacklog} may still move before the continuation's next
-   * turn: a batch, given by each turn ({@link more}) and by a promotion that starts one ({@link
-   * promote} with a batch). Every handler that settles runs a pass of its own, so a budget per
-   * call would let a few hundred settles in one turn move a few hundred batches in it.
+   * turn: a step, given by each turn ({@link more}) and by a promotion that starts one ({@link
+   * promote} with a step). Every handler that settles runs a pass of its own, so a budget per
+   * call would let a few hundred settles in one turn move a few hundred steps in it.
    */
   #orderBudget = 0;
   /** Told of each source that got due jobs from a {@link promote} or {@link more}: it may have become eligible. */
   readonly #touched: (source: Lane) => void;
-  /** Bounds the time a turn's batch takes ({@link PROMOTE_SLICE_MS}); without it, the count alone does. */
+  /** Bounds the time a turn's step takes ({@link PROMOTE_SLICE_MS}); without it, the count alone does. */
   readonly #clock: Clock | undefined;
   /** When this turn's time for moving is spent, on {@link #clock}; `NaN` until the turn's first reading. */
   #sliceEnd = Number.NaN;
@@ -88,9 +88,9 @@ export class Promotion {
   }
 
   /**
-   * A turn's batch begins (a promotion that starts one, or {@link more}). Its time starts at its
+   * A turn's step begins (a promotion that starts one, or {@link more}). Its time starts at its
    * first reading of the clock, which its first move takes ({@link #sliceSpentAt}): most passes
-   * that promote move nothing in a batch (a FIFO source's due jobs move at their starts; a
+   * that promote move nothing in a step (a FIFO source's due jobs move at their starts; a
    * worker may hold delayed jobs for later), and read no clock for it.
    */
   #startSlice(): void {
@@ -119,14 +119,14 @@ export class Promotion {
 
   /**
    * Promotes every delayed job due at `now` over `list`, moving the ones the due orders need
-   * plus, in the sources that need every due job, at most `batch` more (`Infinity`: every due
+   * plus, in the sources that need every due job, at most `step` more (`Infinity`: every due
    * job, in every source). Returns how many moved.
    */
-  promote(list: readonly Lane[], now: number, batch: number): number {
-    let budget = batch;
-    const sliced = batch > 0 && batch !== Number.POSITIVE_INFINITY;
-    if (batch > 0) {
-      this.#orderBudget = batch;
+  promote(list: readonly Lane[], now: number, step: number): number {
+    let budget = step;
+    const sliced = step > 0 && step !== Number.POSITIVE_INFINITY;
+    if (step > 0) {
+      this.#orderBudget = step;
       if (sliced) this.#startSlice();
     }
     let moved = 0;
@@ -136,7 +136,7 @@ export class Promotion {
       const source = list[i] as Lane;
       const delayed = source.delayed;
       if (delayed.length === 0) continue;
-      if (!source.due.needsEveryDue && batch !== Infinity) {
+      if (!source.due.needsEveryDue && step !== Infinity) {
         // A FIFO source takes its due jobs from the heap as they start (see topUp).
         if (delayed.nextDueAt() > now) {
           delayed.horizon = -Infinity;
@@ -168,7 +168,7 @@ export class Promotion {
         moveOne(source);
         budget--;
         moved++;
-        if (sliced && budget > 0 && this.#sliceSpentAt(batch - budget)) {
+        if (sliced && budget > 0 && this.#sliceSpentAt(step - budget)) {
           budget = 0;
           this.#orderBudget = 0; // the starts of this turn move none either
         }
@@ -181,15 +181,15 @@ export class Promotion {
   }
 
   /**
-   * Moves at most `batch` more of the due jobs that earlier promotions left in the delayed heaps
+   * Moves at most `step` more of the due jobs that earlier promotions left in the delayed heaps
    * of the sources that need every due job (only those jobs: what has come due since waits for
    * the next {@link promote}). Returns how many moved.
    */
-  more(list: readonly Lane[], batch: number): number {
+  more(list: readonly Lane[], step: number): number {
     this.#startSlice();
-    const moved = this.#moveHeld(list, batch, false, Number.NaN);
-    // For the pass that follows in this turn: a batch more, unless the slice is spent already.
-    this.#orderBudget = this.#sliceSpent() ? 0 : batch;
+    const moved = this.#moveHeld(list, step, false, Number.NaN);
+    // For the pass that follows in this turn: a step more, unless the slice is spent already.
+    this.#orderBudget = this.#sliceSpent() ? 0 : step;
     return moved;
   }
 
@@ -204,7 +204,7 @@ export class Promotion {
    *
    * This is what keeps a burst in such a source from blocking the event loop: its first start no
    * longer moves every due job in one go (a million took 240 ms), the starts wait instead while
-   * the burst moves a bounded batch per turn. Every job it moves is one the start needs moved
+   * the burst moves a bounded step per turn. Every job it moves is one the start needs moved
    * first, so the sequence of starts is the one of a promotion that moved everything at once.
    */
   orderBacklog(list: readonly Lane[], now: number): number {
@@ -309,6 +309,6 @@ function refill(source: Lane, upTo: number): number {
 
 function moveOne(source: Lane): void {
   const job = source.delayed.shiftDue(Infinity) as CoreJob;
-  job.state = State.Waiting;
+  job.state = State.Due;
   source.due.pushPromoted(job);
 }

@@ -32,7 +32,7 @@ function pending<T>(): Pending<T> {
  *
  * @internal
  */
-export class JobBatch<R = unknown> implements JobGroup<R>, SettleWatcher {
+export class HandleGroup<R = unknown> implements JobGroup<R>, SettleWatcher {
   /** One handle per job, in add order. */
   readonly handles: readonly JobHandle<R>[];
   /** The same array as `handles`, seen as what it is. */
@@ -160,7 +160,7 @@ export class JobBatch<R = unknown> implements JobGroup<R>, SettleWatcher {
  * @internal
  */
 export function followSignal(jobs: readonly JobRecord[], signal: AbortSignal): void {
-  new JobBatch(jobs, signal); // kept alive by its listener, as long as it is needed
+  new HandleGroup(jobs, signal); // kept alive by its listener, as long as it is needed
 }
 
 /**

@@ -102,13 +102,11 @@ export class JobRecord<T = unknown, R = unknown> extends CoreJob implements Job<
   /**
    * The async context of the call that added it (SPEC 13), in which its handler and events run;
    * `undefined` without one (`asyncContext: false`, a runtime without `node:async_hooks`), and
-   * once the job has settled, so that a kept handle keeps no context alive.
+   * once the job has settled, so that a kept handle keeps no context alive. (Made by the core
+   * record's constructor: a subclass with fields of its own would need one of its own, a call
+   * more per job.)
    */
-  scope: ContextScope | undefined = undefined;
-
-  constructor(home: HandleHome<T, R>, data: T, dueAt: number, state: State) {
-    super(home, data, dueAt, state);
-  }
+  declare scope: ContextScope | undefined;
 
   get progress(): JobProgress | undefined {
     return this.ext?.progress;
@@ -207,7 +205,7 @@ export class KeyedJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> im
   nextInKey: KeyedJob | undefined = undefined;
 
   constructor(home: HandleHome<T, R>, data: T, priority: number, key: string) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.keyName = key;
     this.#priority = priority;
   }
@@ -231,7 +229,7 @@ export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R>
   readonly #priority: number;
 
   constructor(home: HandleHome<T, R>, data: T, priority: number) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.#priority = priority;
   }
 
@@ -242,7 +240,7 @@ export class PriorityJobRecord<T = unknown, R = unknown> extends JobRecord<T, R>
 
 // Job records and their result promises come and go with every burst; these keep their maps
 // (see `shape-anchors.ts`). No anchor is ever in a source, and jobs still count from 1.
-keepShape(new JobRecord(undefined as unknown as HandleHome, undefined, UNTIMED, State.Waiting));
+keepShape(new JobRecord(undefined as unknown as HandleHome, undefined, UNTIMED, State.Due));
 keepShape(new PriorityJobRecord(undefined as unknown as HandleHome, undefined, 1));
 keepShape(new KeyedJobRecord(undefined as unknown as HandleHome, undefined, 0, ''));
 keepShape(new ResultPromise());
@@ -292,7 +290,7 @@ export function newJobRecord<T, R>(
     key !== undefined
       ? new KeyedJobRecord<T, R>(source, data, priority, key)
       : priority === 0
-        ? new JobRecord<T, R>(source, data, UNTIMED, State.Waiting)
+        ? new JobRecord<T, R>(source, data, UNTIMED, State.Due)
         : new PriorityJobRecord<T, R>(source, data, priority);
   if (parsed?.needsExtras) {
     const ext = job.extras();

@@ -20,8 +20,8 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
     dueButHeld += dueInDelayed;
     setEntry(sources, source.name, {
       waiting: source.length,
-      // A redrive held behind its predecessor's handler (`Core.hold`) is due: it joins as soon as that settles.
-      due: source.due.length + dueInDelayed + (source.held === undefined ? 0 : source.held.size),
+      // A redrive parked behind its predecessor's handler (`Core.park`) is due: it joins as soon as that settles.
+      due: source.due.length + dueInDelayed + (source.parked === undefined ? 0 : source.parked.size),
       delayed: source.delayed.length - dueInDelayed,
       running: source.running,
       oldestDueAgeMs: age,
@@ -35,7 +35,7 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
     status: core.status,
     concurrency: core.concurrency,
     running: core.slotsInUse,
-    waiting: core.waiting,
+    waiting: core.queued,
     delayed: core.delayed - dueButHeld,
     counters: { ...core.counters },
     oldestDueAgeMs: oldest,

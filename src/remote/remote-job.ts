@@ -25,7 +25,7 @@ export class RemoteJobRecord<T = unknown, R = unknown> extends JobRecord<T, R> {
   outcomeSince = 0;
 
   constructor(home: Source<T, R>, remote: RemoteJob<T>) {
-    super(home, remote.data, UNTIMED, State.Waiting);
+    super(home, remote.data, UNTIMED, State.Due);
     this.remote = remote;
   }
 

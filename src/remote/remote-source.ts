@@ -4,7 +4,7 @@ import { Source, type SourceParts } from '../sources/source.js';
 import type { RemoteAdapter, RemoteJob } from './adapter.js';
 import { unbindAdapter } from './bind.js';
 import { isLockLost, RemoteSourceError } from './errors.js';
-import { HeldClaims } from './held-claims.js';
+import { ClaimedJobs } from './claimed-jobs.js';
 import { ANSWER_WITHIN_MS, Outage } from './outage.js';
 import { RemoteJobRecord } from './remote-job.js';
 import { messageOf, safeString } from '../api/describe.js';
@@ -65,7 +65,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   readonly #rhost: RemoteHost;
   readonly #prefetch: number | undefined;
   /** Every job it holds a claim on, and the calls about them (renewals, outcomes, releases). */
-  readonly #claims: HeldClaims<T, R>;
+  readonly #claims: ClaimedJobs<T, R>;
   /** The claim in flight (at most one). */
   #claim: AbortController | undefined = undefined;
   /** A timer before the next claim: backoff after a fault, or spacing after an empty answer. */
@@ -87,7 +87,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
     this.#prefetch = prefetch;
     this.#rhost = remoteHost;
     this.outage = new Outage(name, (error) => remoteHost.report(error));
-    this.#claims = new HeldClaims<T, R>(adapter, host, core, this.outage, {
+    this.#claims = new ClaimedJobs<T, R>(adapter, host, core, this.outage, {
       fault: (what, error) => this.#fault(what, error),
       answered: () => this.#answered(),
       checkQuiet: () => this.#checkQuiet(),
@@ -396,7 +396,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
    * A stop or close waits for the engine to answer its releases and the claim it interrupted no
    * longer than {@link stopWaitMs} once none of its jobs runs, however the engine behaves: a
    * server that hangs with the connection open answers nothing and fails nothing. (Its jobs'
-   * outcomes are given up by their own rule, in `HeldClaims`: once the lock has lapsed and the
+   * outcomes are given up by their own rule, in `ClaimedJobs`: once the lock has lapsed and the
    * call has gone unanswered for {@link ANSWER_WITHIN_MS}.)
    */
   #waitForEngine(): void {
@@ -434,7 +434,7 @@ export class RemoteSource<T = unknown, R = unknown> extends Source<T, R> {
   #isQuiet(): boolean {
     // Releases to an engine out of reach may wait for it forever (a client queues them until it
     // reconnects): a stop does not wait for those. Closing the adapter ends them, and a release
-    // that fails then lets the claim go (see `HeldClaims`); its lock lapses in the engine.
+    // that fails then lets the claim go (see `ClaimedJobs`); its lock lapses in the engine.
     const waitedFor = this.unreachable ? this.#claims.calls - this.#claims.releasing : this.#claims.calls;
     return this.running === 0 && waitedFor === 0 && this.#claim === undefined;
   }

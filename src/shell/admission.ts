@@ -37,11 +37,11 @@ export class Admission<T, R> {
   readonly #wallOffset = new WallClockOffset();
   /** Which jobs are timed (decided at add). */
   readonly #sampler = new Sampler();
-  /** Set while a batch of adds (one synchronous run, see `Core.endAddBatch`) waits for its end. */
-  #batchEnding = false;
-  readonly #endBatch = (): void => {
-    this.#batchEnding = false;
-    this.#core.endAddBatch();
+  /** Set while a tick of adds (one synchronous run, see `Core.endAddTick`) waits for its end. */
+  #tickEnding = false;
+  readonly #endTick = (): void => {
+    this.#tickEnding = false;
+    this.#core.endAddTick();
   };
 
   constructor(core: Core, clock: Clock, drive: Drive<T, R>, carriesContext: boolean) {
@@ -69,7 +69,7 @@ export class Admission<T, R> {
       const signal = parsed.signal;
       if (signal?.aborted) {
         core.cancelAtAdd(job, signal.reason);
-        this.#drive.settle();
+        this.#drive.react();
         return job;
       }
       if (parsed.delay !== undefined) runAt = (now = this.#clock.now()) + parsed.delay;
@@ -84,7 +84,7 @@ export class Admission<T, R> {
     if (now !== UNTIMED) this.#sampler.saw(now);
     const timing = this.#sampler.pick(job);
     if (timing !== Timed.No && now === UNTIMED) this.#sampler.saw((now = this.#clock.now()));
-    if (core.admit(job, runAt, now, timing)) this.#endAddBatchWithRun();
+    if (core.admit(job, runAt, now, timing)) this.#endAddTickWithRun();
     if (parsed?.signal !== undefined) followSignal([job], parsed.signal);
     this.#drive.arrived();
     return job;
@@ -96,26 +96,26 @@ export class Admission<T, R> {
     const now = this.#clock.now();
     this.#sampler.saw(now);
     // A remote source holds no timed job: add order places it.
-    if (this.#core.admit(job, undefined, now, this.#sampler.pick(job))) this.#endAddBatchWithRun();
+    if (this.#core.admit(job, undefined, now, this.#sampler.pick(job))) this.#endAddTickWithRun();
     this.#drive.arrived();
   }
 
   /**
-   * A redrive whose predecessor's handler still runs (see `Core.hold`): it waits, and joins its
+   * A redrive whose predecessor's handler still runs (see `Core.park`): it waits, and joins its
    * source once that handler settles. Timed as any add is (its run, with its weight); its wait
    * is not: it joins later.
    */
-  hold(job: JobRecord, blocker: JobRecord): void {
+  park(job: JobRecord, blocker: JobRecord): void {
     const now = this.#clock.now();
-    this.#core.hold(job, blocker, now);
+    this.#core.park(job, blocker, now);
     this.#sampler.saw(now);
-    this.#core.timeHeld(job, this.#sampler.pick(job));
+    this.#core.timeParked(job, this.#sampler.pick(job));
     this.#drive.busy = true;
   }
 
   /**
    * `worker.redrive(entry)`: the dead letter's job added to its source again (see
-   * `Worker.redrive`), or held behind its predecessor's running handler.
+   * `Worker.redrive`), or parked behind its predecessor's running handler.
    */
   redrive<D>(entry: DeadLetter<D>, worker: string): JobRecord<D, R> {
     const core = this.#core;
@@ -146,7 +146,7 @@ export class Admission<T, R> {
       // only once that handler settles, so the job never has two attempts in flight (its key
       // stays active meanwhile, through that running attempt).
       job = this.newJob(source, entry.data, origin.priority, parsed, key);
-      this.hold(job, dead);
+      this.park(job, dead);
     } else {
       job = source.enqueue(entry.data, origin.priority, parsed, key); // asks keys.weight of a key that is not active
     }
@@ -157,24 +157,24 @@ export class Admission<T, R> {
   /** Cancels a job (its handle's `cancel`); false if it had already settled. */
   cancel(job: JobRecord, reason: unknown): boolean {
     if (!this.#core.cancel(job, reason)) return false;
-    this.#drive.settle();
+    this.#drive.react();
     return true;
   }
 
   /** Removes every waiting job of `source`, or of one of its keys. */
   purge(source: Source, key?: string): number {
     const purged = this.#core.purge(source, key);
-    this.#drive.settle();
+    this.#drive.react();
     return purged;
   }
 
   /**
-   * The core noted the first job of a batch of adds (one synchronous run) in a FIFO source, for
-   * the age of its oldest due job: the batch ends with the run, one microtask per batch, not per add.
+   * The core noted the first job of a tick of adds (one synchronous run: a tick) in a FIFO source, for
+   * the age of its oldest due job: the tick ends with the run, one microtask per batch, not per add.
    */
-  #endAddBatchWithRun(): void {
-    if (this.#batchEnding) return;
-    this.#batchEnding = true;
-    queueMicrotask(this.#endBatch);
+  #endAddTickWithRun(): void {
+    if (this.#tickEnding) return;
+    this.#tickEnding = true;
+    queueMicrotask(this.#endTick);
   }
 }

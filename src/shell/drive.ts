@@ -57,9 +57,9 @@ export class Drive<T, R> implements AfterFinish {
   /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
   #passing = false;
   /** Set while {@link settle} runs: user code it calls that calls back in leaves the rest to it. */
-  #settling = false;
+  #reacting = false;
   /** Set while the core's notes are acted on, so the notes of user code that calls back in follow in order. */
-  #draining = false;
+  #actingOnNotes = false;
   /** The job whose finish is acting on the notes, in its own context already (see {@link finished}). */
   #inContextOf: JobRecord | undefined = undefined;
   /** Recoveries from a halt since the last macrotask (see {@link start}). */
@@ -91,7 +91,7 @@ export class Drive<T, R> implements AfterFinish {
     this.#threads = threads;
     this.#carriesContext = carriesContext;
     this.#passTask = () => this.pass();
-    this.#promotionTask = () => this.#promoteBatch();
+    this.#promotionTask = () => this.#promoteStep();
     this.#timer = new WakeTimer(this.#passTask);
     runner.after = this;
   }
@@ -117,19 +117,19 @@ export class Drive<T, R> implements AfterFinish {
     if (recovering && this.#recoveries++ === 0) runSoon(this.#endRecoveryTurn);
     if (recovering && this.#recoveries > 1) runSoon(this.#passTask);
     else this.schedulePass();
-    this.settle();
+    this.react();
   }
 
   /** `worker.pause()`. */
   pause(): void {
-    if (this.#core.call('pause')) this.settle();
+    if (this.#core.call('pause')) this.react();
   }
 
   /** `worker.resume()`. */
   resume(): void {
     if (!this.#core.call('resume')) return;
     this.schedulePass();
-    this.settle();
+    this.react();
   }
 
   /** `worker.stop()`. */
@@ -139,7 +139,7 @@ export class Drive<T, R> implements AfterFinish {
     if (core.phase === Phase.Stopped && core.slotsInUse === 0) return this.#quiescing ?? Promise.resolve();
     const promise = new Promise<void>((resolve, reject) => this.#stopWaiters.push({ resolve, reject }));
     core.call('stop');
-    this.settle();
+    this.react();
     return promise;
   }
 
@@ -147,7 +147,7 @@ export class Drive<T, R> implements AfterFinish {
   waitUntilIdle(): Promise<void> {
     const core = this.#core;
     if (core.phase === Phase.Halted) return Promise.reject(core.haltError);
-    if (core.slotsInUse === 0 && core.waiting === 0 && !this.#remotes.recordingOutcomes()) return Promise.resolve();
+    if (core.slotsInUse === 0 && core.queued === 0 && !this.#remotes.recordingOutcomes()) return Promise.resolve();
     return new Promise<void>((resolve, reject) => this.#idleWaiters.push({ resolve, reject }));
   }
 
@@ -191,7 +191,7 @@ export class Drive<T, R> implements AfterFinish {
         core.promote(now);
         while (core.next(now) !== undefined) {
           // Its Started note: `active`, then its handler (a synchronous one's finish, too).
-          this.#drain();
+          this.#actOnNotes();
           if (core.slotsInUse < core.concurrency && core.needsClock) {
             now = this.#clock.now();
             core.promote(now);
@@ -204,7 +204,7 @@ export class Drive<T, R> implements AfterFinish {
       this.#passing = false;
     }
     if (core.promotionContinues) this.#schedulePromotion();
-    this.settle();
+    this.react();
   }
 
   /**
@@ -215,21 +215,21 @@ export class Drive<T, R> implements AfterFinish {
    */
   finished(job: JobRecord): void {
     this.#inContextOf = job;
-    this.#drain();
+    this.#actOnNotes();
     this.#inContextOf = undefined;
     if (this.#passing) return; // a synchronous handler: the pass loop goes on by itself
     if (this.#core.phase === Phase.Started) this.pass();
-    else this.settle();
+    else this.react();
   }
 
-  /** Due jobs are left to move in batches (see `Core.promote`): a batch more on the next turn, then a pass. */
+  /** Due jobs are left to move in steps (see `Core.promote`): a step more on the next turn, then a pass. */
   #schedulePromotion(): void {
     if (this.#promotionScheduled) return;
     this.#promotionScheduled = true;
     runSoon(this.#promotionTask);
   }
 
-  #promoteBatch(): void {
+  #promoteStep(): void {
     this.#promotionScheduled = false;
     const core = this.#core;
     if (!core.promotionContinues) return;
@@ -249,7 +249,7 @@ export class Drive<T, R> implements AfterFinish {
       const delay = core.needsVerdict(job) ? this.#runner.retryVerdict(job, error) : -1;
       if (job.home.isRemote) (job.home as RemoteSource).judge(job as RemoteJobRecord, error);
       core.timeOut(deadline, error, delay, Date.now());
-      this.#drain();
+      this.#actOnNotes();
       expired = true;
     }
     return expired;
@@ -262,9 +262,9 @@ export class Drive<T, R> implements AfterFinish {
    * arms the timer. User code it runs (listeners, signal handlers) may call back in: those calls
    * transition the core at once, and their notes are acted on here, in order.
    */
-  settle(): void {
+  react(): void {
     // Called back from user code while notes are acted on: whoever runs that loop settles after it.
-    if (this.#settling || this.#draining) return;
+    if (this.#reacting || this.#actingOnNotes) return;
     const core = this.#core;
     if (!core.outbox.pending) {
       // The common case (a job finished, nothing else happened): no loop, no try.
@@ -273,17 +273,17 @@ export class Drive<T, R> implements AfterFinish {
       this.#afterChange();
       if (!core.outbox.pending) return;
     }
-    this.#settling = true;
+    this.#reacting = true;
     try {
       do {
-        this.#drain();
+        this.#actOnNotes();
         if (!this.#passing) {
           this.#rearm();
           this.#afterChange();
         }
       } while (this.#core.outbox.pending);
     } finally {
-      this.#settling = false;
+      this.#reacting = false;
     }
   }
 
@@ -291,17 +291,17 @@ export class Drive<T, R> implements AfterFinish {
    * Acts on the core's notes in order. A listener's (or a synchronous handler's) own calls into
    * the worker record more notes, acted on after it returns, in order.
    */
-  #drain(): void {
-    if (this.#draining || !this.#core.outbox.pending) return;
-    this.#draining = true;
+  #actOnNotes(): void {
+    if (this.#actingOnNotes || !this.#core.outbox.pending) return;
+    this.#actingOnNotes = true;
     try {
-      this.#drainNotes();
+      this.#takeNotes();
     } finally {
-      this.#draining = false;
+      this.#actingOnNotes = false;
     }
   }
 
-  #drainNotes(): void {
+  #takeNotes(): void {
     const outbox = this.#core.outbox;
     for (let note = outbox.next(); note !== -1; note = outbox.next()) {
       const job = outbox.job as JobRecord; // every job of a worker is its handle
@@ -339,7 +339,7 @@ export class Drive<T, R> implements AfterFinish {
     job.scope = undefined; // settled: it keeps no context alive
   }
 
-  /** Acts on one of the core's other notes (see {@link Drive.#drainNotes}). */
+  /** Acts on one of the core's other notes (see {@link Drive.#takeNotes}). */
   #actOn(note: Note, job: JobRecord, value: unknown, n: number): void {
     const emitter = this.#emitter;
     switch (note) {
@@ -400,7 +400,7 @@ export class Drive<T, R> implements AfterFinish {
     remotes.sync();
     if (core.slotsInUse !== 0) return;
     this.#completeStop();
-    if (core.waiting !== 0) return;
+    if (core.queued !== 0) return;
     if (remotes.recordingOutcomes()) return; // RemoteHost.recorded comes back here
     if (this.busy && core.phase === Phase.Started) {
       this.busy = false;
@@ -408,7 +408,7 @@ export class Drive<T, R> implements AfterFinish {
       if (this.#carriesContext) inRootContext(emitIdle, this.#emitter);
       else emitState(this.#emitter, 'idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
-      if (core.slotsInUse !== 0 || core.waiting !== 0) return;
+      if (core.slotsInUse !== 0 || core.queued !== 0) return;
       // Or stopped the worker: its own settle returns at once while this one acts on the notes
       // (a cancel, a purge), so the stop is completed here.
       this.#completeStop();

@@ -54,11 +54,11 @@ export function workerNameInUse(name: string): boolean {
  * when nothing waits, and when the user stopped it.
  */
 export function strandedJobs(core: Core): number {
-  if (core.waiting === 0) return 0;
+  if (core.queued === 0) return 0;
   // A stop the user asked for (stop(), a registry's shutdown) leaves its waiting jobs on purpose:
   // nothing is stranded by surprise, whether its running handlers have settled or not.
   if (core.phase === Phase.Stopped) return 0;
-  if (core.phase !== Phase.Started) return core.waiting;
+  if (core.phase !== Phase.Started) return core.queued;
   // Keys (SPEC 10): a started worker strands its waiting jobs too when every one of them sits in
   // a paused key (the warning then says to resume them, see `hint`). O(active keys), at exit only.
   let stranded = 0;

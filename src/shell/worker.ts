@@ -157,7 +157,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       progress: (job, value) => this.#runner.progress(job, value, true),
       retire: (source) => {
         core.retire(source);
-        drive.settle();
+        drive.react();
       },
     };
     watchExit(this.#exitWatch, this.name, core);
@@ -177,7 +177,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
 
   /** Jobs waiting in every source (not started yet), due or delayed. */
   get numPending(): number {
-    return this.#core.waiting;
+    return this.#core.queued;
   }
 
   /** Slots in use: running jobs, including cancelled ones whose handler has not returned yet. */
@@ -484,7 +484,7 @@ export class WorkerImpl<in out T = unknown, R = unknown> extends EventEmitter<Wo
       report: (error) => reportFault(this, error, 'a remote source failed'),
       degraded: (error) => emitDegraded(this, error),
       closed: (source) => remotes.remove(source as RemoteSource<T, R>),
-      recorded: () => this.#drive.settle(),
+      recorded: () => this.#drive.react(),
     };
   }
 

@@ -8,7 +8,7 @@ import { QueueClosedError, QueueFullError } from '../api/errors.js';
 import type { DueJobs } from '../core/due/due-jobs.js';
 import { jobWithId } from '../core/job-ids.js';
 import * as check from '../internal/validate.js';
-import { JobBatch, withoutLiveSignal } from '../handles/job-group.js';
+import { HandleGroup, withoutLiveSignal } from '../handles/job-group.js';
 import type { JobGroup, JobProgress, JobRecord } from '../handles/job.js';
 import { checkKeysOptions, checkWeight, type KeysOptions, type KeyStats } from './keys.js';
 import { keyName } from '../core/keys/key-name.js';
@@ -198,7 +198,7 @@ export abstract class Source<T = unknown, R = unknown> extends Lane {
     }
     if (key !== undefined && count > 0 && (this.keys as KeyedJobs).limits.capacity !== Infinity) {
       const capacity = (this.keys as KeyedJobs).limits.capacity;
-      const waiting = (this.keys as KeyedJobs).waitingOf(key) + this.heldOfKey(key);
+      const waiting = (this.keys as KeyedJobs).waitingOf(key) + this.parkedOfKey(key);
       if (waiting + count > capacity) return new QueueFullError(this.name, capacity, count, Math.max(0, capacity - waiting), key);
     }
     return undefined;
@@ -283,7 +283,7 @@ export abstract class Source<T = unknown, R = unknown> extends Lane {
   keyStatsOf(key: unknown): KeyStats {
     const name = this.keyArgument('keyStats(key)', key);
     const stats = (this.keys as KeyedJobs).stats(name, this.host.clock.now());
-    const held = this.heldOfKey(name);
+    const held = this.parkedOfKey(name);
     if (held > 0) {
       stats.waiting += held;
       stats.due += held;
@@ -361,7 +361,7 @@ export abstract class Source<T = unknown, R = unknown> extends Lane {
       throw new TypeError('qmux: addAll() takes no "id" option: one id cannot name many jobs; add each with add(data, { id })');
     }
     if (parsed?.transfer !== undefined) {
-      // One list for every job of the batch: the first job's thread would take the buffers and
+      // One list for every job of the tick: the first job's thread would take the buffers and
       // the others would get them empty.
       throw new TypeError(
         'qmux: addAll() takes no "transfer" option: a buffer moves into one thread only; add each job with add(data, { transfer })',
@@ -386,7 +386,7 @@ export abstract class Source<T = unknown, R = unknown> extends Lane {
     }
     const each = withoutLiveSignal(parsed); // the group follows the signal, with one listener
     try {
-      return new JobBatch(
+      return new HandleGroup(
         items.map((item, i) => this.host.add(this, item.data, item.priority, each, names?.[i])),
         parsed?.signal,
       );

@@ -220,43 +220,43 @@ class WeightedPicker implements FastPicker {
 
   // ------------------------------------------------------------ the fast path (the dispatcher's)
   //
-  // The credits by slot, kept up to date by the dispatcher's notes: no walk of the list per pick.
+  // The credits by ordinal, kept up to date by the dispatcher's notes: no walk of the list per pick.
 
-  readonly #bySlot = new WeightedCredits();
-  /** By slot: the bound source. */
+  readonly #byOrdinal = new WeightedCredits();
+  /** By ordinal: the bound source. */
   readonly #sources: (Lane | undefined)[] = [];
 
   [BOUND](source: Lane): void {
-    this.#bySlot.bind(source.slot, source.weight, 0);
-    this.#sources[source.slot] = source;
+    this.#byOrdinal.bind(source.ordinal, source.weight, 0);
+    this.#sources[source.ordinal] = source;
     this.#rerank();
   }
 
   [UNBOUND](source: Lane): void {
-    this.#sources[source.slot] = undefined;
-    this.#bySlot.unbind(source.slot);
+    this.#sources[source.ordinal] = undefined;
+    this.#byOrdinal.unbind(source.ordinal);
     this.#rerank();
   }
 
   /** Reads every bound source's list position again. Their order does not change, so the heaps stay valid. */
   #rerank(): void {
     const sources = this.#sources;
-    for (let slot = 0; slot < sources.length; slot++) {
-      const source = sources[slot];
-      if (source !== undefined) this.#bySlot.setRank(slot, source.index);
+    for (let ordinal = 0; ordinal < sources.length; ordinal++) {
+      const source = sources[ordinal];
+      if (source !== undefined) this.#byOrdinal.setRank(ordinal, source.index);
     }
   }
 
   [ENTERED](source: Lane): void {
-    this.#bySlot.enter(source.slot);
+    this.#byOrdinal.enter(source.ordinal);
   }
 
   [LEFT](source: Lane): void {
-    this.#bySlot.leave(source.slot);
+    this.#byOrdinal.leave(source.ordinal);
   }
 
   [PICK_ELIGIBLE](_eligible: EligibleSet, _list: readonly Lane[]): Lane {
-    return this.#sources[this.#bySlot.pick()] as Lane;
+    return this.#sources[this.#byOrdinal.pick()] as Lane;
   }
 }
 

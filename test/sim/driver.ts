@@ -25,7 +25,7 @@ import { KeyedJobs, type KeyLimits } from '../../src/core/keys/keyed-jobs.js';
 import { CoreJob, type Deadline, type KeyedJob, State, STATUS, UNTIMED } from '../../src/core/job-record.js';
 import { Lane, type LaneOptions } from '../../src/core/lane.js';
 import { Note } from '../../src/core/outbox.js';
-import { PROMOTE_BATCH } from '../../src/core/promotion.js';
+import { PROMOTE_STEP } from '../../src/core/promotion.js';
 import { retryDelay } from '../../src/core/retry-decision.js';
 import { isSampled, isTimed, Timed } from '../../src/core/sampling.js';
 import { Phase, type LifecycleCall, type WorkerStatus } from '../../src/core/worker-state.js';
@@ -52,8 +52,8 @@ export interface SimOptions {
   steps: number;
   /** Called with the core once made: a test breaks it here to see the simulator catch it. */
   sabotage?: (core: Core) => void;
-  /** The core's promotion batch (`CoreConfig.promoteBatch`); a small one keeps promotions in progress across steps. */
-  promoteBatch?: number;
+  /** The core's promotion batch (`CoreConfig.promoteStep`); a small one keeps promotions in progress across steps. */
+  promoteStep?: number;
   /**
    * The driver's pass starts the next jobs with the reading it took before timing attempts out,
    * as the shell did before issue 33 (defect 4): a test breaks the shell here to see the
@@ -103,7 +103,7 @@ interface LaneSpec extends LaneOptions {
 class SimPriorityJob extends CoreJob {
   readonly #priority: number;
   constructor(home: Lane, data: unknown, priority: number) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.#priority = priority;
   }
   override get priority(): number {
@@ -118,7 +118,7 @@ class SimKeyedJob extends CoreJob implements KeyedJob {
   nextInKey: KeyedJob | undefined = undefined;
   readonly #priority: number;
   constructor(home: Lane, data: unknown, priority: number, key: string) {
-    super(home, data, UNTIMED, State.Waiting);
+    super(home, data, UNTIMED, State.Due);
     this.keyName = key;
     this.#priority = priority;
   }
@@ -152,15 +152,15 @@ function policyOf(worker: RetryOptions | undefined, job: RetryOptions | undefine
 
 /** Whether a record is a due job: waiting in its due order, or due but not moved yet (a promotion in progress). */
 function isDue(record: CoreJob): boolean {
-  return record.state === State.Waiting || (record.state === State.Delayed && record.dueAt <= (record.home as Lane).delayed.horizon);
+  return record.state === State.Due || (record.state === State.Delayed && record.dueAt <= (record.home as Lane).delayed.horizon);
 }
 
-/** The core's state for a job the model has in `state` (a held redrive is a waiting record). */
+/** The core's state for a job the model has in `state` (a parked redrive is a waiting record). */
 function stateOf(state: MState): State {
   switch (state) {
     case 'waiting':
     case 'held':
-      return State.Waiting;
+      return State.Due;
     case 'delayed':
       return State.Delayed;
     case 'running':
@@ -192,7 +192,7 @@ class MJob {
   attempt: MAttempt | undefined = undefined;
   /** Completed, Failed and Cancelled notes seen: exactly one by the end. */
   terminalNotes = 0;
-  /** A redrive held behind this job's running handler. */
+  /** A redrive parked behind this job's running handler. */
   successor: MJob | undefined = undefined;
   constructor(
     readonly n: number,
@@ -474,8 +474,8 @@ export class Simulation {
   readonly #inFlight = new Set<MAttempt>();
   /** The lanes a publish delivers to (a topic's subscriptions, not retired). */
   readonly #topicSubs: MSource[] = [];
-  /** Whether an admit of this step noted the first of a batch of adds (see `Core.endAddBatch`). */
-  #batchNoted = false;
+  /** Whether an admit of this step noted the first of a batch of adds (see `Core.endAddTick`). */
+  #tickNoted = false;
   /** Draws when the reads are checked to change nothing: apart from {@link rng}, like {@link #userRng}. */
   readonly #readRng: Rng;
   /** Steps run, counted as they run. */
@@ -504,7 +504,7 @@ export class Simulation {
   #listCache: MSource[] | undefined = undefined;
   /** The core's promotion batch. */
   get #batch(): number {
-    return this.options.promoteBatch ?? PROMOTE_BATCH;
+    return this.options.promoteStep ?? PROMOTE_STEP;
   }
   /** What the model says is left of the turn's batch for starts to order (see `Promotion.orderBacklog`). */
   #orderBudget = 0;
@@ -541,7 +541,7 @@ export class Simulation {
       timeout: this.cfg.timeout,
       deadLetterLimit: this.cfg.deadLetterLimit,
       autoRun: this.cfg.autoRun,
-      promoteBatch: options.promoteBatch,
+      promoteStep: options.promoteStep,
     });
     options.sabotage?.(this.core);
     this.#phase = this.cfg.autoRun ? 'started' : 'initiated';
@@ -625,9 +625,9 @@ export class Simulation {
         break;
     }
     // The synchronous run of this step's adds is over (what the shell's microtask does).
-    if (this.#batchNoted) {
-      this.#batchNoted = false;
-      this.core.endAddBatch();
+    if (this.#tickNoted) {
+      this.#tickNoted = false;
+      this.core.endAddTick();
     }
     this.check(false);
     if (this.#readRng.chance(this.options.readChecks ?? READ_CHECKS)) this.checkReads('after the operation');
@@ -666,7 +666,7 @@ export class Simulation {
       if (job.terminalNotes !== 1) this.fail(`job #${job.n} settled ${job.terminalNotes} times`);
     }
     const core = this.core;
-    this.eq(core.waiting, 0, 'waiting at the end');
+    this.eq(core.queued, 0, 'waiting at the end');
     this.eq(core.delayed, 0, 'delayed at the end');
     this.eq(core.slotsInUse, 0, 'inFlight at the end');
     this.eq(core.deadlines.length, 0, 'deadlines at the end');
@@ -1050,7 +1050,7 @@ export class Simulation {
         else expected.push(this.#failForGood(job));
       }
     }
-    // The slot is free again; a redrive held behind this handler joins its source.
+    // The slot is free again; a redrive parked behind this handler joins its source.
     this.#inFlight.delete(attempt);
     job.attempt = undefined;
     source.running--;
@@ -1144,7 +1144,7 @@ export class Simulation {
         ? new SimKeyedJob(lane, data, priority, key)
         : priority !== 0
           ? new SimPriorityJob(lane, data, priority)
-          : new CoreJob(lane, data, UNTIMED, State.Waiting);
+          : new CoreJob(lane, data, UNTIMED, State.Due);
     if (spec?.timeout !== undefined || spec?.retry !== undefined) {
       const ext = record.extras();
       ext.timeout = spec.timeout;
@@ -1192,7 +1192,7 @@ export class Simulation {
     if (lane.timed > 0 && !needsTime) this.fail(`admitNeedsTime said no for job #${job.n} of ${source.name}, where a timed job waits`);
     const admitNow = runAt !== undefined || needsTime || timing !== Timed.No || this.cfg.alwaysClock ? this.now : UNTIMED;
     if (key !== undefined) this.#keysBefore(source, key);
-    if (core.admit(job.rec, runAt, admitNow, timing)) this.#batchNoted = true;
+    if (core.admit(job.rec, runAt, admitNow, timing)) this.#tickNoted = true;
     if (key !== undefined) (lane.keys as KeyedJobs).pendingWeights = undefined;
     if (runAt !== undefined && runAt > this.now) {
       job.state = 'delayed';
@@ -1430,8 +1430,8 @@ export class Simulation {
     if (origin.job.inFlight) {
       const job = this.#newJob(model, entry.data, origin.priority, spec, origin.job.key);
       this.note(`redrive job #${blocker.n} as #${job.n}, held behind its running handler`);
-      core.hold(job.rec, origin.job, this.now);
-      core.timeHeld(job.rec, this.rng.chance(0.2) ? Timed.InFull : Timed.No);
+      core.park(job.rec, origin.job, this.now);
+      core.timeParked(job.rec, this.rng.chance(0.2) ? Timed.InFull : Timed.No);
       job.state = 'held';
       blocker.successor = job;
       model.jobs.add(job);
@@ -1713,14 +1713,14 @@ export class Simulation {
       if (
         s.due.length + unmoved !== due ||
         s.delayed.length - unmoved !== late ||
-        (s.held?.size ?? 0) !== held ||
+        (s.parked?.size ?? 0) !== held ||
         s.length !== source.jobs.size ||
         s.running !== source.running ||
         s.timed !== timed ||
         s.retiring !== source.retiring
       ) {
         const core =
-          `due ${s.due.length} + ${unmoved} not moved, delayed ${s.delayed.length}, held ${s.held?.size ?? 0}, length ${s.length}, ` +
+          `due ${s.due.length} + ${unmoved} not moved, delayed ${s.delayed.length}, held ${s.parked?.size ?? 0}, length ${s.length}, ` +
           `running ${s.running}, timed ${s.timed}, retiring ${s.retiring}`;
         const model =
           `due ${due}, delayed ${late}, held ${held}, length ${source.jobs.size}, ` +
@@ -1732,7 +1732,7 @@ export class Simulation {
       waiting += s.length;
       delayed += s.delayed.length;
     }
-    this.eq(core.waiting, waiting, 'core.waiting vs the sum of source lengths');
+    this.eq(core.queued, waiting, 'core.queued vs the sum of source lengths');
     this.eq(core.delayed, delayed, 'core.delayed vs the sum of delayed jobs');
 
     // The list (SPEC 3) and the names.
@@ -1769,7 +1769,7 @@ export class Simulation {
       for (const job of this.#live) {
         const record = job.rec;
         if (
-          (isDue(record) ? State.Waiting : record.state) !== stateOf(job.state) ||
+          (isDue(record) ? State.Due : record.state) !== stateOf(job.state) ||
           record.inFlight !== (job.attempt !== undefined) ||
           record.attempts !== job.attempts
         ) {
@@ -1881,7 +1881,7 @@ export class Simulation {
       let count = counts.get(key);
       if (count === undefined) counts.set(key, (count = { due: 0, late: 0, held: 0 }));
       // Due (SPEC 3): waiting, a delayed job whose time has come (moved or not), and a redrive
-      // held behind its predecessor's handler (it joins as soon as that returns), which waits
+      // parked behind its predecessor's handler (it joins as soon as that returns), which waits
       // in the lane rather than in its key (`keyStats` adds the lane's count of them).
       if (job.state === 'waiting') count.due++;
       else if (job.state === 'held') count.held++;
@@ -1899,7 +1899,7 @@ export class Simulation {
         const expected = { waiting: due + late, due, delayed: late, running, paused };
         this.fail(`key ${key} of ${source.name}: keyStats ${JSON.stringify(stats)}, the model ${JSON.stringify(expected)}`);
       }
-      this.eq(lane.heldOfKey(key), held, `redrives of key ${key} of ${source.name} held behind their predecessor`);
+      this.eq(lane.parkedOfKey(key), held, `redrives of key ${key} of ${source.name} parked behind their predecessor`);
     }
     const count = this.#keyCount(source);
     if (count < active.size) this.fail(`${source.name} counts ${count} keys, but ${active.size} are active`);

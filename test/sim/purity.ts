@@ -142,14 +142,14 @@ export type Reads = (core: Core, lanes: readonly Lane[], jobs: readonly CoreJob[
 /** Every read, by group (a failure names the group that changed the state). */
 export const READS: readonly (readonly [string, Reads])[] = [
   [
-    'the lanes’ lengths and ages (Lane.length, dueLength, oldestDueAgeMs, isEligible, heldOfKey)',
+    'the lanes’ lengths and ages (Lane.length, dueLength, oldestDueAgeMs, isEligible, parkedOfKey)',
     (_core, lanes, _jobs, now) => {
       for (const lane of lanes) {
         use(lane.length);
         use(lane.dueLength);
         use(lane.oldestDueAgeMs(now));
         use(lane.isEligible(now));
-        if (lane.keys !== undefined) for (const key of KEYS) use(lane.heldOfKey(key));
+        if (lane.keys !== undefined) for (const key of KEYS) use(lane.parkedOfKey(key));
         use(lane.delayed.countDueBy(now));
         use(lane.delayed.backlogged);
       }

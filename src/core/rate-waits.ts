@@ -4,12 +4,12 @@ import type { Lane } from './lane.js';
 /**
  * Sources that would be eligible but for their rate window, by the time it opens: a binary
  * min-heap with the times in a typed array (a {@link KeyedHeap}). Entries are not removed when a source changes: one
- * is live while `source.rateHeldAt` equals its time, and a stale one is dropped when it comes
+ * is live while `source.rateOpensAt` equals its time, and a stale one is dropped when it comes
  * out. A source has at most one live entry.
  *
  * @internal
  */
-export class RateHeld {
+export class RateWaits {
   /** Sources by time; equal times keep no order among themselves (the second key is 0). */
   readonly #heap = new KeyedHeap<Lane>();
 
@@ -24,7 +24,7 @@ export class RateHeld {
 
   /** Holds `source` until `at`. */
   hold(source: Lane, at: number): void {
-    source.rateHeldAt = at;
+    source.rateOpensAt = at;
     this.#heap.push(source, at, 0);
   }
 
@@ -33,8 +33,8 @@ export class RateHeld {
     const at = this.#heap.peekKey();
     if (at > now) return undefined;
     const top = this.#heap.pop() as Lane;
-    if (top.rateHeldAt !== at) return null; // stale: the source changed since
-    top.rateHeldAt = Number.NaN;
+    if (top.rateOpensAt !== at) return null; // stale: the source changed since
+    top.rateOpensAt = Number.NaN;
     return top;
   }
 }

@@ -1,14 +1,14 @@
 /** Room for this many entries at first; the table doubles as it fills. */
 const INITIAL_ROOM = 8;
 /**
- * Most entries kept. Past it (batches of adds kept coming, each one job or each cancelled, while
+ * Most entries kept. Past it (ticks of adds kept coming, each one job or each cancelled, while
  * the oldest job waited) every other entry after the first is dropped: a job then reads an older
  * batch's start, an upper bound of its age, and the table stays small.
  */
 const MAX_ENTRIES = 4096;
 
 /**
- * When the jobs of one FIFO source were added, to the batch: for each batch of adds (the adds of
+ * When the jobs of one FIFO source were added, to the tick: for each tick of adds (the adds of
  * one synchronous run) that brought it a job, the add order (`seq`) and time of the first. Every
  * job of the source from that `seq` on was added at that time or later, so the oldest due job's
  * age is known within a batch from the entry at or before its `seq`, without a time on any job.
@@ -19,7 +19,7 @@ const MAX_ENTRIES = 4096;
  *
  * @internal
  */
-export class AddBatches {
+export class AddTicks {
   #seqs = new Float64Array(INITIAL_ROOM);
   #times = new Float64Array(INITIAL_ROOM);
   #head = 0;
@@ -35,7 +35,7 @@ export class AddBatches {
     this.#dropBefore(oldest);
   }
 
-  /** The time by which the job of add order `seq` had not been added yet, at the latest (its batch's start), or `undefined`. */
+  /** The time by which the job of add order `seq` had not been added yet, at the latest (its tick's start), or `undefined`. */
   addedBy(seq: number): number | undefined {
     this.#dropBefore(seq);
     return this.#head < this.#tail && (this.#seqs[this.#head] as number) <= seq ? (this.#times[this.#head] as number) : undefined;

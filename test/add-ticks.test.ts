@@ -1,12 +1,12 @@
 /**
- * AddBatches: the add times of a FIFO source by batch of adds (the age of its oldest due job).
+ * AddTicks: the add times of a FIFO source by batch of adds (the age of its oldest due job).
  */
 import { describe, expect, it } from 'vitest';
-import { AddBatches } from '../src/core/add-batches.js';
+import { AddTicks } from '../src/core/add-ticks.js';
 
-describe('AddBatches', () => {
+describe('AddTicks', () => {
   it('gives the start of the batch of any waiting job, and keeps only what the oldest needs', () => {
-    const batches = new AddBatches();
+    const batches = new AddTicks();
     // Batches begin at seqs 1, 5, 9...; every job of a batch was added at its begin time or later.
     for (let b = 0; b < 100; b++) batches.note(1 + 4 * b, 10 * b, 1);
     expect(batches.length).toBe(100); // the oldest waiting is seq 1: all are needed
@@ -24,7 +24,7 @@ describe('AddBatches', () => {
   });
 
   it('grows and compacts its table as entries come and go', () => {
-    const batches = new AddBatches();
+    const batches = new AddTicks();
     let oldest = 1;
     for (let seq = 1; seq <= 10_000; seq++) {
       if (seq % 3 === 0) oldest = seq - 20; // jobs start: about 20 wait
@@ -35,9 +35,9 @@ describe('AddBatches', () => {
   });
 });
 
-describe('AddBatches, bounded', () => {
+describe('AddTicks, bounded', () => {
   it('keeps at most 4096 entries while the oldest job waits, every one a lower bound of its jobs\u2019 add times', () => {
-    const batches = new AddBatches();
+    const batches = new AddTicks();
     for (let seq = 1; seq <= 20_000; seq++) {
       batches.note(seq, seq * 10, 1); // the job of seq 1 waits all along
       expect(batches.length).toBeLessThanOrEqual(4096);

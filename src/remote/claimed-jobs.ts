@@ -16,7 +16,7 @@ const enum Call {
 
 const CALL_NAMES = ['complete', 'fail', 'release'] as const;
 
-/** What a remote source's held claims need to know of it and tell it. @internal */
+/** What a remote source's claims need to know of it and tell it. @internal */
 export interface ClaimsOwner {
   /** A call about a claim failed or went unanswered: the engine may be out of reach. */
   fault(what: string, error: unknown): void;
@@ -42,14 +42,14 @@ export interface ClaimsOwner {
  *
  * @internal
  */
-export class HeldClaims<T, R> {
+export class ClaimedJobs<T, R> {
   readonly #adapter: RemoteAdapter<T, R>;
   readonly #host: SourceHost;
   readonly #core: Core;
   readonly #outage: Outage;
   readonly #owner: ClaimsOwner;
   /** Every job it holds a claim on: unstarted, running, or with its outcome being recorded. */
-  readonly #held = new Map<RemoteJob<T>, RemoteJobRecord<T, R>>();
+  readonly #claimed = new Map<RemoteJob<T>, RemoteJobRecord<T, R>>();
   /** Calls in flight or waiting to be retried: complete, fail, release. */
   #io = 0;
   /** Outcomes (complete, fail) on their way to the engine: the worker is not idle until they are recorded. */
@@ -82,7 +82,7 @@ export class HeldClaims<T, R> {
 
   /** Jobs it holds a claim on (unstarted, running, recording). */
   get size(): number {
-    return this.#held.size;
+    return this.#claimed.size;
   }
 
   /** Calls in flight or waiting to be retried: complete, fail, release. */
@@ -131,7 +131,7 @@ export class HeldClaims<T, R> {
     for (const giveUp of [...this.#releases]) giveUp();
   }
 
-  /** Stops renewing claims (the source is shutting down); the next claim held starts it again. */
+  /** Stops renewing claims (the source is shutting down); the next claim starts it again. */
   stopRenewing(): void {
     if (this.#extendTimer !== undefined) {
       clearInterval(this.#extendTimer);
@@ -141,7 +141,7 @@ export class HeldClaims<T, R> {
 
   /** Holds the claim on `job`, just claimed: renewed until its outcome is recorded or it is released. */
   hold(job: RemoteJobRecord<T, R>): void {
-    this.#held.set(job.remote, job);
+    this.#claimed.set(job.remote, job);
     const lock = this.#adapter.lockDuration;
     if (this.#extendTimer === undefined && Number.isFinite(lock)) {
       // Capped at the longest timer Node keeps: past it, Node fires every millisecond.
@@ -151,8 +151,8 @@ export class HeldClaims<T, R> {
   }
 
   #let(job: RemoteJobRecord<T, R>): void {
-    this.#held.delete(job.remote);
-    if (this.#held.size === 0 && this.#extendTimer !== undefined) {
+    this.#claimed.delete(job.remote);
+    if (this.#claimed.size === 0 && this.#extendTimer !== undefined) {
       clearInterval(this.#extendTimer);
       this.#extendTimer = undefined;
     }
@@ -164,7 +164,7 @@ export class HeldClaims<T, R> {
     const jobs: RemoteJob<T>[] = [];
     // A job whose outcome is being recorded is not renewed: the engine may record it first, and
     // would then report its claim gone when it was only finished.
-    for (const job of this.#held.values()) if (!job.lockLost && !job.recording) jobs.push(job.remote);
+    for (const job of this.#claimed.values()) if (!job.lockLost && !job.recording) jobs.push(job.remote);
     if (jobs.length === 0) return;
     this.#extending = true;
     const sentAt = this.#host.clock.now();
@@ -183,7 +183,7 @@ export class HeldClaims<T, R> {
         this.#extending = false;
         const gone = Array.isArray(lost) ? new Set(lost) : undefined;
         for (const remote of jobs) {
-          const job = this.#held.get(remote);
+          const job = this.#claimed.get(remote);
           // A renewal that answers late (after a newer one) must not set the confirmation back.
           if (job !== undefined && gone?.has(remote) !== true && sentAt > job.confirmedAt) job.confirmedAt = sentAt;
         }
@@ -191,7 +191,7 @@ export class HeldClaims<T, R> {
         if (gone !== undefined) {
           let count = 0;
           for (const remote of gone) {
-            const job = this.#held.get(remote);
+            const job = this.#claimed.get(remote);
             if (job !== undefined && !job.recording && this.#markLost(job)) count++;
           }
           if (count > 0) this.#outage.lost(count); // one report for the renewal
@@ -226,8 +226,8 @@ export class HeldClaims<T, R> {
     if (!Number.isFinite(lock)) return;
     const now = this.#host.clock.now();
     let count = 0;
-    for (const job of this.#held.values()) {
-      if (job.state === State.Waiting && !this.#releasing.has(job) && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
+    for (const job of this.#claimed.values()) {
+      if (job.state === State.Due && !this.#releasing.has(job) && now - job.confirmedAt >= lock && this.#markLost(job)) count++;
     }
     if (count > 0) this.#outage.lost(count);
   }
