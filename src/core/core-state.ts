@@ -150,7 +150,8 @@ export abstract class CoreState {
   /** {@link admit} without counting the job as added (a parked redrive, counted when it was parked). */
   protected join(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
     const lane = job.home as Lane;
-    const wasEmpty = lane.length === 0;
+    // Only a job added with the time read needs to know (its add time is kept for the age).
+    const wasEmpty = now !== UNTIMED && lane.length === 0;
     const ext = job.ext;
     let firstOfTick = false;
     if (runAt === undefined && ext === undefined) {

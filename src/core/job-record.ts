@@ -168,30 +168,33 @@ export interface JobHome {
  * @internal
  */
 export class CoreJob {
+  // Every field is declared and assigned in the constructor, none is a class field: V8 builds an
+  // object of a subclass (the job handle) about 10 ns slower when its base class defines fields
+  // (a job costs 4 ns to make otherwise; bench/NOTEBOOK.md, 2026-12-07).
   /** Process-wide add order: the last tie-break everywhere. */
-  readonly seq: number;
-  readonly data: unknown;
+  declare readonly seq: number;
+  declare readonly data: unknown;
   /** The lane (source) this job belongs to: a `Lane` (see {@link JobHome}). */
-  readonly home: JobHome;
+  declare readonly home: JobHome;
   /** When the job becomes (or became) due, in epoch ms; {@link UNTIMED} when it was due on add and no ordering needed the time. */
-  dueAt: number;
+  declare dueAt: number;
   /**
    * `state` (bits 0-2), `inFlight` (bit 3), whether {@link outcomeField} holds the result promise
    * (bit 4), whether it is timed in full (bit 5) and `attempts` (the rest) packed in one small
    * integer: five fields in one property keep a queued job 24 bytes smaller.
    */
-  protected bits: number;
+  protected declare bits: number;
   /**
    * The job's {@link value} or, once someone asked for the result promise, that promise's pair,
    * which then keeps the value: one field for both keeps every job 8 bytes smaller, and only a
    * job whose result was asked for pays the 8 bytes, on its pair. (No `#private` member on this
    * class: V8 would add a brand slot to every job for a private method.)
    */
-  protected outcomeField: unknown = undefined;
+  protected declare outcomeField: unknown;
   /** Rarely needed state; see {@link JobExtras}. */
-  ext: JobExtras | undefined = undefined;
+  declare ext: JobExtras | undefined;
   /** The shell's, never read here: the async context the job runs in (SPEC 13, see `JobRecord.scope`). */
-  scope: unknown = undefined;
+  declare scope: unknown;
 
   constructor(home: JobHome, data: unknown, dueAt: number, state: State) {
     this.seq = nextSeq++;
@@ -199,6 +202,9 @@ export class CoreJob {
     this.data = data;
     this.dueAt = dueAt;
     this.bits = state;
+    this.outcomeField = undefined;
+    this.ext = undefined;
+    this.scope = undefined;
   }
 
   /**

@@ -189,13 +189,20 @@ export class Drive<T, R> implements AfterFinish {
       if (core.deadlines.length > 0 && this.#expire(now) && core.needsClock) now = this.#clock.now();
       if (core.phase === Phase.Started) {
         core.promote(now);
-        while (core.next(now) !== undefined) {
-          // Its Started note: `active`, then its handler (a synchronous one's finish, too).
-          this.#actOnNotes();
-          if (core.slotsInUse < core.concurrency && core.needsClock) {
-            now = this.#clock.now();
-            core.promote(now);
+        // Each start's notes are acted on at once: `active`, then its handler (a synchronous
+        // one's finish, too). The loop is the one acting on notes until the starts end.
+        const outer = this.#actingOnNotes;
+        this.#actingOnNotes = true;
+        try {
+          while (core.next(now) !== undefined) {
+            if (!outer) this.#takeNotes();
+            if (core.slotsInUse < core.concurrency && core.needsClock) {
+              now = this.#clock.now();
+              core.promote(now);
+            }
           }
+        } finally {
+          this.#actingOnNotes = outer;
         }
       }
     } catch (error) {
