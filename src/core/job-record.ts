@@ -183,14 +183,14 @@ export class CoreJob {
    * (bit 4), whether it is timed in full (bit 5) and `attempts` (the rest) packed in one small
    * integer: five fields in one property keep a queued job 24 bytes smaller.
    */
-  protected declare bits: number;
+  declare protected bits: number;
   /**
    * The job's {@link value} or, once someone asked for the result promise, that promise's pair,
    * which then keeps the value: one field for both keeps every job 8 bytes smaller, and only a
    * job whose result was asked for pays the 8 bytes, on its pair. (No `#private` member on this
    * class: V8 would add a brand slot to every job for a private method.)
    */
-  protected declare outcomeField: unknown;
+  declare protected outcomeField: unknown;
   /** Rarely needed state; see {@link JobExtras}. */
   declare ext: JobExtras | undefined;
   /** The shell's, never read here: the async context the job runs in (SPEC 13, see `JobRecord.scope`). */

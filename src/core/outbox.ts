@@ -50,8 +50,10 @@ export class Outbox {
   #numbers: number[] = [];
   #read = 0;
   #write = 0;
-  /** The index of the note last taken, whose fields {@link job}, {@link value} and {@link n} read. */
-  #taken = -1;
+  /** The fields of the note last taken. */
+  #job: CoreJob | undefined = undefined;
+  #value: unknown = undefined;
+  #n = 0;
 
   /** Whether anything waits to be acted on. */
   get pending(): boolean {
@@ -67,43 +69,56 @@ export class Outbox {
   }
 
   /**
-   * Takes the next note, or returns -1 when none is left; its fields are then read with
-   * {@link job}, {@link value} and {@link n} until the next call, which lets go of them: a
-   * taken note keeps no job (or its data) alive past the next call.
+   * Takes the next note (one is {@link pending}); its fields are then read with {@link job},
+   * {@link value} and {@link n} until the next call. The arrays let go of it at once, and once
+   * the last is taken they are written from the start again.
    */
-  next(): Note | -1 {
-    const taken = this.#taken;
-    if (taken >= 0) {
-      this.#jobs[taken] = undefined;
-      this.#values[taken] = undefined;
-    }
+  take(): Note {
     const at = this.#read;
-    if (at === this.#write) {
-      this.#taken = -1;
-      if (at > 0) this.#rewind();
+    const jobs = this.#jobs;
+    const values = this.#values;
+    this.#job = jobs[at];
+    jobs[at] = undefined;
+    this.#value = values[at];
+    values[at] = undefined;
+    this.#n = this.#numbers[at] as number;
+    const note = this.#notes[at] as Note;
+    if (at + 1 === this.#write) this.#rewind();
+    else this.#read = at + 1;
+    return note;
+  }
+
+  /** The notes taken so far are acted on: the last one keeps no job (or its data) alive. */
+  release(): void {
+    this.#job = undefined;
+    this.#value = undefined;
+  }
+
+  /** {@link take}, or -1 (having let go of the last note, see {@link release}) when none is left. */
+  next(): Note | -1 {
+    if (this.#read === this.#write) {
+      this.release();
       return -1;
     }
-    this.#read = at + 1;
-    this.#taken = at;
-    return this.#notes[at] as Note;
+    return this.take();
   }
 
   /** The job of the note last taken. */
   get job(): CoreJob {
-    return this.#jobs[this.#taken] as CoreJob;
+    return this.#job as CoreJob;
   }
 
   /** The value of the note last taken. */
   get value(): unknown {
-    return this.#values[this.#taken];
+    return this.#value;
   }
 
   /** The number of the note last taken. */
   get n(): number {
-    return this.#numbers[this.#taken] as number;
+    return this.#n;
   }
 
-  /** Everything was acted on: write from the start again, and give a burst's capacity back. */
+  /** Every note is taken: write from the start again, and give a burst's capacity back. */
   #rewind(): void {
     if (this.#write > KEEP_CAPACITY) {
       this.#notes = [];

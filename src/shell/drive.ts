@@ -310,7 +310,8 @@ export class Drive<T, R> implements AfterFinish {
 
   #takeNotes(): void {
     const outbox = this.#core.outbox;
-    for (let note = outbox.next(); note !== -1; note = outbox.next()) {
+    while (outbox.pending) {
+      const note = outbox.take();
       const job = outbox.job as JobRecord; // every job of a worker is its handle
       // A job's notes are acted on in its context (SPEC 13): its handler, its events, its
       // signal's abort (entered unless a finish in that context is what acts on them). The hot
@@ -331,6 +332,7 @@ export class Drive<T, R> implements AfterFinish {
         else scope.runInAsyncScope(this.#actOn, this, note, job, value, n);
       }
     }
+    outbox.release();
   }
 
   /** A job's attempt started ({@link Note.Started}): `active`, then its handler. */
