@@ -55,7 +55,7 @@ export interface SourceStats {
   running: number;
   /**
    * How long its oldest due job has been waiting, ms, or `null` when none is due. In a FIFO
-   * source (its next job) exact to its batch of adds (one synchronous run); in a priority or
+   * source (its next job) exact to its tick of adds (one synchronous run); in a priority or
    * keyed queue, measured on the sampled jobs and on the first job added to an empty source (so a
    * stuck queue always shows), else an upper bound.
    */

@@ -3,7 +3,7 @@ const INITIAL_ROOM = 8;
 /**
  * Most entries kept. Past it (ticks of adds kept coming, each one job or each cancelled, while
  * the oldest job waited) every other entry after the first is dropped: a job then reads an older
- * batch's start, an upper bound of its age, and the table stays small.
+ * tick's start, an upper bound of its age, and the table stays small.
  */
 const MAX_ENTRIES = 4096;
 
@@ -11,10 +11,10 @@ const MAX_ENTRIES = 4096;
  * When the jobs of one FIFO source were added, to the tick: for each tick of adds (the adds of
  * one synchronous run) that brought it a job, the add order (`seq`) and time of the first. Every
  * job of the source from that `seq` on was added at that time or later, so the oldest due job's
- * age is known within a batch from the entry at or before its `seq`, without a time on any job.
+ * age is known within a tick from the entry at or before its `seq`, without a time on any job.
  *
- * Entries older than the one the source's oldest waiting job needs are dropped as batches come,
- * so the table holds about one entry per batch since the oldest waiting job came: one for a burst
+ * Entries older than the one the source's oldest waiting job needs are dropped as ticks come,
+ * so the table holds about one entry per tick since the oldest waiting job came: one for a burst
  * of adds, one per job for jobs added one per turn; never more than {@link MAX_ENTRIES}.
  *
  * @internal
@@ -25,7 +25,7 @@ export class AddTicks {
   #head = 0;
   #tail = 0;
 
-  /** A batch brought its first job here, of add order `seq`, at `at`; the oldest waiting job is then of add order `oldest`. */
+  /** A tick brought its first job here, of add order `seq`, at `at`; the oldest waiting job is then of add order `oldest`. */
   note(seq: number, at: number, oldest: number): void {
     if (this.#tail - this.#head >= MAX_ENTRIES) this.#thin();
     if (this.#tail === this.#seqs.length) this.#makeRoom();

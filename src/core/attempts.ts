@@ -160,6 +160,7 @@ export abstract class CoreAttempts extends CoreRemovals {
       this.#failForGood(job, error, wallNow);
     }
   }
+
   #retryAfterTimeout(job: CoreJob, now: number): void {
     const ext = job.extras();
     this.#retry(job, ext.attemptError, ext.retryDelay, now);
@@ -182,6 +183,7 @@ export abstract class CoreAttempts extends CoreRemovals {
     this.dispatcher.touch(source);
     this.outbox.record(Note.Retrying, job, error, delay);
   }
+
   #failForGood(job: CoreJob, error: unknown, wallNow: number): void {
     job.state = State.Failed;
     job.value = error;

@@ -2,8 +2,8 @@ import type { Clock } from './clock.js';
 import { DeadLetterStore } from './dead-letters.js';
 import { CancelledError, InvariantError } from '../api/errors.js';
 import { claimId, releaseId } from './job-ids.js';
-import { CancelReason, State, UNTIMED, type CoreJob } from './job-record.js';
-import { Timed } from './sampling.js';
+import { CancelReason, State, UNTIMED, type CoreJob, type JobExtras } from './job-record.js';
+import { isTimed, Timed } from './sampling.js';
 import type { Lane } from './lane.js';
 import type { Picker } from '../api/strategy.js';
 import type { WorkerCounters } from '../api/stats.js';
@@ -82,7 +82,7 @@ export abstract class CoreState {
   haltError: InvariantError | undefined = undefined;
   protected readonly defaultTimeout: number | undefined;
   protected currentPhase: Phase;
-  /** The tick of adds in progress (see {@link endAddTick}). */
+  /** The tick of adds in progress (see `Core.endAddTick`). */
   protected addTick = 1;
   /** Waiting jobs with a `timeout` option of their own: their start needs the time. */
   protected timedOutable = 0;
@@ -97,9 +97,11 @@ export abstract class CoreState {
     this.deadLetters = new DeadLetterStore(config.deadLetterLimit);
     this.currentPhase = config.autoRun ? Phase.Started : Phase.Initiated;
   }
+
   get phase(): Phase {
     return this.currentPhase;
   }
+
   get status(): WorkerStatus {
     return statusOf(this.currentPhase, this.slotsInUse, this.queued);
   }
@@ -134,6 +136,7 @@ export abstract class CoreState {
     }
     return at;
   }
+
   protected retireIfEmpty(source: Lane): void {
     if (source.retiring && source.index >= 0 && source.running === 0 && source.length === 0) {
       this.dispatcher.unbind(source);
@@ -147,7 +150,7 @@ export abstract class CoreState {
     lane.counters.added++;
   }
 
-  /** {@link admit} without counting the job as added (a parked redrive, counted when it was parked). */
+  /** `Core.admit` without counting the job as added (a parked redrive, counted when it was parked). */
   protected join(job: CoreJob, runAt: number | undefined, now: number, timing: Timed): boolean {
     const lane = job.home as Lane;
     // Only a job added with the time read needs to know (its add time is kept for the age).
@@ -217,6 +220,7 @@ export abstract class CoreState {
   catchUp(source: Lane): void {
     this.delayed -= this.promotion.catchUp(source);
   }
+
   protected endAttempt(job: CoreJob): void {
     const deadline = job.ext?.deadline;
     if (deadline !== undefined) {
@@ -236,17 +240,34 @@ export abstract class CoreState {
       );
     }
   }
+
   protected admitParked(job: CoreJob, now: number): void {
     const ext = job.extras();
     if (!ext.parked || job.state !== State.Due) return;
-    ext.parked = false;
     ext.parkedBehind = undefined;
-    job.home.parked?.delete(job);
-    this.queued--; // join counts it again
+    this.unpark(job); // join counts it again
     // Always with the time: it is due from now on, and its add order (from the redrive) is older
     // than that of jobs added while it was parked, so add order alone (UNTIMED) would put it
     // before them in a priority queue.
     this.join(job, now, now, Timed.No);
+  }
+
+  /** A parked redrive stops waiting (it joins its lane, or leaves for good): it is no longer counted as queued. */
+  protected unpark(job: CoreJob): void {
+    (job.ext as JobExtras).parked = false;
+    const lane = job.home as Lane;
+    const parked = lane.parked;
+    parked?.delete(job);
+    if (parked?.size === 0) lane.parked = undefined;
+    this.queued--;
+  }
+
+  /** A queued job left its lane without starting (cancelled, its claim lost): it counts nowhere any more. */
+  protected leftQueued(lane: Lane, job: CoreJob): void {
+    this.queued--;
+    if (job.dueAt !== UNTIMED) lane.timed--;
+    if (job.ext?.timeout !== undefined) this.timedOutable--;
+    lane.ages.forget(job, isTimed(job));
   }
 
   /**
@@ -259,6 +280,7 @@ export abstract class CoreState {
     job.value = running || job.promised !== undefined ? new CancelledError(reason) : CancelReason.of(reason);
     job.state = State.Cancelled;
   }
+
   protected shrunk(source: Lane): void {
     this.dispatcher.touch(source);
     if (source.sizeWatched) this.outbox.record(Note.Shrunk, undefined, source, 0);

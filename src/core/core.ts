@@ -78,6 +78,7 @@ export class Core extends CoreAttempts {
     if (generatedId !== undefined) job.extras().keptId = generatedId;
     this.deadLetters.remove(entry as never);
   }
+
   bind(source: Lane): void {
     this.dispatcher.bind(source);
   }
@@ -202,6 +203,7 @@ export class Core extends CoreAttempts {
     this.dispatcher.touch(source);
     return !was && source.inEligible;
   }
+
   #promote(now: number, step: number): number {
     const timedKeys = this.dispatcher.timedKeys;
     // Time passing opens per-key rate windows too (and lets go of keys whose window has passed).

@@ -15,11 +15,6 @@ export class DeadLetterStore<T> {
     this.#limit = limit;
   }
 
-  /** Whether it keeps anything (a limit of 0 keeps none). */
-  get keeps(): boolean {
-    return this.#limit > 0;
-  }
-
   /** {@link entries} as last handed out, until the next change. */
   #frozen: readonly DeadLetter<T>[] | undefined = undefined;
 

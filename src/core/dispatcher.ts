@@ -130,7 +130,7 @@ export class Dispatcher {
     if (eligible && rate !== undefined && !rate.allows(this.now)) {
       eligible = false;
       const opens = rate.openAt();
-      if (source.rateOpensAt !== opens) this.#rateWaits.hold(source, opens);
+      if (source.rateOpensAt !== opens) this.#rateWaits.wait(source, opens);
     }
     if (eligible === source.inEligible) return;
     source.inEligible = eligible;

@@ -176,7 +176,7 @@ export class CoreJob {
   declare readonly data: unknown;
   /** The lane (source) this job belongs to: a `Lane` (see {@link JobHome}). */
   declare readonly home: JobHome;
-  /** When the job becomes (or became) due, in epoch ms; {@link UNTIMED} when it was due on add and no ordering needed the time. */
+  /** When the job becomes (or became) due, on the worker's monotonic clock (ms); {@link UNTIMED} when it was due on add and no ordering needed the time. */
   declare dueAt: number;
   /**
    * `state` (bits 0-2), `inFlight` (bit 3), whether {@link outcomeField} holds the result promise

@@ -92,7 +92,12 @@ export class Lane {
 
   /** Jobs waiting in it, due or delayed. */
   get length(): number {
-    return this.due.length + this.delayed.length + (this.parked === undefined ? 0 : this.parked.size);
+    return this.due.length + this.delayed.length + this.parkedCount;
+  }
+
+  /** @internal Redrives parked behind their predecessor's running handler: due, waiting to join. */
+  get parkedCount(): number {
+    return this.parked === undefined ? 0 : this.parked.size;
   }
 
   /**
@@ -131,12 +136,15 @@ export class Lane {
     let age = this.due.length === 0 ? null : this.ages.oldestInDue(this.due, now);
     // A delayed job whose time has come is due where it waits, moved or not (a read moves nothing).
     const delayed = this.delayed;
-    if (delayed.length > 0 && delayed.nextDueAt() <= now) age = Math.max(age ?? 0, roundAge(now - delayed.nextDueAt()));
-    const held = this.parked;
-    if (held !== undefined && held.size > 0) {
+    if (delayed.length > 0) {
+      const dueAt = delayed.nextDueAt();
+      if (dueAt <= now) age = Math.max(age ?? 0, roundAge(now - dueAt));
+    }
+    const parked = this.parked;
+    if (parked !== undefined && parked.size > 0) {
       // A redrive parked behind its predecessor's handler is due since its redrive.
       let since = Infinity;
-      for (const job of held) since = Math.min(since, job.ext?.parkedSince ?? now);
+      for (const job of parked) since = Math.min(since, job.ext?.parkedSince ?? now);
       age = Math.max(age ?? 0, roundAge(now - since));
     }
     return age;
@@ -144,14 +152,14 @@ export class Lane {
 
   /**
    * @internal Redrives of key `name` parked behind their predecessor's running handler (see
-   * `Core.park`): they wait, due, in {@link held} rather than in the key's own jobs until that
+   * `Core.park`): they wait, due, in {@link parked} rather than in the key's own jobs until that
    * handler returns. O(parked redrives of this lane), none at all in the common case.
    */
   parkedOfKey(name: string): number {
-    const held = this.parked;
-    if (held === undefined || held.size === 0) return 0;
+    const parked = this.parked;
+    if (parked === undefined || parked.size === 0) return 0;
     let count = 0;
-    for (const job of held) if (job.key === name) count++;
+    for (const job of parked) if (job.key === name) count++;
     return count;
   }
 }

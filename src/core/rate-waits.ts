@@ -17,13 +17,13 @@ export class RateWaits {
     return this.#heap.length;
   }
 
-  /** The earliest time held, or `Infinity`. */
+  /** The earliest opening time waited for, or `Infinity`. */
   nextAt(): number {
     return this.#heap.peekKey();
   }
 
-  /** Holds `source` until `at`. */
-  hold(source: Lane, at: number): void {
+  /** `source` waits for its rate window to open at `at`. */
+  wait(source: Lane, at: number): void {
     source.rateOpensAt = at;
     this.#heap.push(source, at, 0);
   }

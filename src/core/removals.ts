@@ -34,10 +34,8 @@ export abstract class CoreRemovals extends CoreState {
     const source = job.home as Lane;
     if (running) this.endAttempt(job);
     else if (job.ext?.parked === true) {
-      job.ext.parked = false; // never joins its source now
       this.giveIdBack(job);
-      source.parked?.delete(job);
-      this.queued--;
+      this.unpark(job); // never joins its source now
       this.shrunk(source);
     } else {
       if (state === State.Delayed) {
@@ -48,10 +46,7 @@ export abstract class CoreRemovals extends CoreState {
         if (source.delayed.horizon !== -Infinity) this.delayed -= this.promotion.topUp(source);
       }
       if (source.keys !== undefined) source.keys.removed(job, state === State.Delayed);
-      this.queued--;
-      if (job.dueAt !== UNTIMED) source.timed--;
-      if (job.ext?.timeout !== undefined) this.timedOutable--;
-      source.ages.forget(job, isTimed(job));
+      this.leftQueued(source, job);
       this.shrunk(source);
     }
     if (!running) releaseId(job); // a running one keeps its id until its handler returns
@@ -94,13 +89,10 @@ export abstract class CoreRemovals extends CoreState {
     if (parked !== undefined) {
       for (const job of parked) {
         if (key !== undefined && job.key !== key) continue;
-        (job.ext as NonNullable<CoreJob['ext']>).parked = false; // never joins now
         this.giveIdBack(job);
-        parked.delete(job);
+        this.unpark(job); // never joins now
         jobs.push(job);
-        this.queued--;
       }
-      if (parked.size === 0) source.parked = undefined;
     }
     jobs.sort((a, b) => a.seq - b.seq);
     for (const job of jobs) {
@@ -125,10 +117,7 @@ export abstract class CoreRemovals extends CoreState {
     job.state = State.Cancelled;
     job.value = CancelReason.of('its claim was lost');
     source.due.markRemoved();
-    this.queued--;
-    if (job.dueAt !== UNTIMED) source.timed--;
-    if (job.ext?.timeout !== undefined) this.timedOutable--;
-    source.ages.forget(job, isTimed(job));
+    this.leftQueued(source, job);
     releaseId(job);
     this.shrunk(source);
     return true;

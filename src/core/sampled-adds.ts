@@ -16,8 +16,8 @@ const INITIAL_ROOM = 16;
  * search, O(log n): entries are added in rising `seq` order (a job's `seq` is taken when it is made,
  * just before it joins), and a job that left out of order leaves a hole that keeps its place in
  * that order, its `seq` negated, dropped when the head reaches it. A quiet worker times every job
- * (SPEC 11), so the table may hold every waiting job of its source. Every way a waiting job leaves takes its entry: a start (`Metrics.sampleStart`), a
- * cancel (`Lane.forget`), a purge or a hand-back (`Lane.forgetWaiting`, which drops them all).
+ * (SPEC 11), so the table may hold every waiting job of its source. Every way a waiting job leaves takes its entry: a start (`Core.takeAddTime`), a
+ * cancel (`WaitAges.forget`), a purge or a hand-back (`WaitAges.forgetWaiting`, which drops them all).
  *
  * @internal
  */

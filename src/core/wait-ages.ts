@@ -8,7 +8,7 @@ import { type CoreJob, State, UNTIMED } from './job-record.js';
  * (`stats()`, SPEC 11) without a timestamp on every job: the first job into an empty lane, the
  * sampled jobs' add times (see `isSampled` in `sampling.ts`) and, in a FIFO lane, the time of each
  * tick of adds (the adds of one synchronous run). Written by the core only, as jobs join and
- * leave; {@link oldestDueAgeMs} reads it.
+ * leave; `Lane.oldestDueAgeMs` reads it.
  *
  * @internal
  */

@@ -84,7 +84,7 @@ export class HandleGroup<R = unknown> implements JobGroup<R>, SettleWatcher {
     return this.#settled.promise;
   }
 
-  /** @internal One of the jobs settled (called once per job, by `JobRecord.settle`). */
+  /** @internal One of the jobs settled (called once per job, by `deliverOutcome`). */
   jobSettled(job: JobRecord): void {
     if (job.state !== State.Succeeded && this.#result !== undefined) this.#fail(job);
     if (--this.#unsettled === 0) this.#allSettled();

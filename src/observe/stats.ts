@@ -21,7 +21,7 @@ export function snapshot(name: string, core: Core, metrics: Metrics, now: number
     setEntry(sources, source.name, {
       waiting: source.length,
       // A redrive parked behind its predecessor's handler (`Core.park`) is due: it joins as soon as that settles.
-      due: source.due.length + dueInDelayed + (source.parked === undefined ? 0 : source.parked.size),
+      due: source.due.length + dueInDelayed + source.parkedCount,
       delayed: source.delayed.length - dueInDelayed,
       running: source.running,
       oldestDueAgeMs: age,

@@ -10,7 +10,7 @@ const FULL_WINDOW_MS = 1000;
  * {@link TIMED_IN_FULL_PER_SECOND} have been timed in full in the current second (marked on the
  * job, weight 1), else the jobs {@link isSampled} picks (weight {@link SAMPLE_EVERY}). A busy
  * worker pays one comparison per add over the sampling of before; the window moves on whenever
- * an add reads the clock for its own reasons (a sampled job, the first of a batch), never on a
+ * an add reads the clock for its own reasons (a sampled job, the first of a tick of adds), never on a
  * reading of its own.
  *
  * @internal
@@ -154,7 +154,7 @@ export class SourceTimings {
 /**
  * The two timing histograms of one worker (its counters are the core's). Nothing of the timing
  * lives on the job record: the add time of a sampled job waits in its source
- * (`Source.noteSampled`, `core/sampled-adds.ts`), which lets go of it when it starts, and the
+ * (`WaitAges.noteSampled`, `core/sampled-adds.ts`), which lets go of it when it starts, and the
  * start time of its attempt is held by the shell while the handler runs (a local, or the
  * job's `Awaiter`). A map of running sampled jobs did the same, but an object as a map key costs
  * a hash of its own, and it cost more than the rest of the sample together.

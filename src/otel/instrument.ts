@@ -108,7 +108,7 @@ class Instrumentation {
   readonly #counters: [ObservableCounter, keyof WorkerCounters][] = [];
   readonly #waiting: ObservableGauge;
   readonly #running: ObservableGauge;
-  readonly #ordinals: ObservableGauge;
+  readonly #slotsInUse: ObservableGauge;
   readonly #concurrency: ObservableGauge;
   readonly #status: ObservableGauge;
   readonly #health: ObservableGauge;
@@ -155,7 +155,7 @@ class Instrumentation {
       description: 'Jobs waiting in the source, by qmux.job.state: due (may start now) or delayed (not due yet).',
     });
     this.#running = meter.createObservableGauge('qmux.jobs.running', { unit: '{job}', description: 'Jobs of the source running now.' });
-    this.#ordinals = meter.createObservableGauge('qmux.worker.slots.in_use', {
+    this.#slotsInUse = meter.createObservableGauge('qmux.worker.slots.in_use', {
       unit: '{slot}',
       description: 'Slots in use: attempts whose handler has not settled yet.',
     });
@@ -173,7 +173,7 @@ class Instrumentation {
       ...this.#counters.map(([counter]) => counter),
       this.#waiting,
       this.#running,
-      this.#ordinals,
+      this.#slotsInUse,
       this.#concurrency,
       this.#status,
       this.#health,
@@ -324,7 +324,7 @@ class Instrumentation {
       const stats = worker.stats();
       const health = worker.health().status;
       const own = { 'qmux.worker': stats.name };
-      result.observe(this.#ordinals, stats.running, own);
+      result.observe(this.#slotsInUse, stats.running, own);
       result.observe(this.#concurrency, stats.concurrency, own);
       for (const status of STATUSES) result.observe(this.#status, status === stats.status ? 1 : 0, { ...own, 'qmux.worker.status': status });
       for (const state of HEALTHS) result.observe(this.#health, state === health ? 1 : 0, { ...own, 'qmux.worker.health': state });

@@ -169,8 +169,8 @@ export class Admission<T, R> {
   }
 
   /**
-   * The core noted the first job of a tick of adds (one synchronous run: a tick) in a FIFO source, for
-   * the age of its oldest due job: the tick ends with the run, one microtask per batch, not per add.
+   * The core noted the first job of a tick of adds (one synchronous run) in a FIFO source, for
+   * the age of its oldest due job: the tick ends with the run, one microtask per tick, not per add.
    */
   #endAddTickWithRun(): void {
     if (this.#tickEnding) return;

@@ -9,7 +9,7 @@ import { UNTIMED } from '../core/job-record.js';
  */
 export class Awaiter {
   job: JobRecord | undefined = undefined;
-  /** Its place in the worker's list of every awaiter (see `WorkerImpl.#awaiters`). */
+  /** Its place in the worker's list of every awaiter (see `Runner.#awaiters`). */
   at = -1;
   /** When the job's attempt started, if the job is sampled (see `isSampled`), or `UNTIMED`: its run time is measured from here. */
   startedAt = UNTIMED;

@@ -56,7 +56,7 @@ export class Drive<T, R> implements AfterFinish {
   #promotionScheduled = false;
   /** Set while a decision pass starts jobs: a synchronous handler's finish leaves the rest to it. */
   #passing = false;
-  /** Set while {@link settle} runs: user code it calls that calls back in leaves the rest to it. */
+  /** Set while {@link react} runs: user code it calls that calls back in leaves the rest to it. */
   #reacting = false;
   /** Set while the core's notes are acted on, so the notes of user code that calls back in follow in order. */
   #actingOnNotes = false;
@@ -418,7 +418,7 @@ export class Drive<T, R> implements AfterFinish {
       else emitState(this.#emitter, 'idle');
       // An 'idle' listener may have added work (and a synchronous handler may even have run it).
       if (core.slotsInUse !== 0 || core.queued !== 0) return;
-      // Or stopped the worker: its own settle returns at once while this one acts on the notes
+      // Or stopped the worker: its own `react()` returns at once while this one acts on the notes
       // (a cancel, a purge), so the stop is completed here.
       this.#completeStop();
     }

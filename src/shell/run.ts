@@ -175,9 +175,11 @@ export class Runner<T, R> {
    */
   #finish(job: JobRecord, ok: boolean, value: unknown, startedAt: number): void {
     const core = this.#core;
-    if (startedAt !== UNTIMED) this.metrics.sampleEnd(job, startedAt, this.#clock.now());
+    // A sampled attempt's end is timed: that reading serves the transition too.
+    const now = startedAt === UNTIMED ? UNTIMED : this.#clock.now();
+    if (now !== UNTIMED) this.metrics.sampleEnd(job, startedAt, now);
     try {
-      if (ok) core.succeed(job, value, core.finishNeedsTime(job) ? this.#clock.now() : UNTIMED);
+      if (ok) core.succeed(job, value, now !== UNTIMED || !core.finishNeedsTime(job) ? now : this.#clock.now());
       else {
         let delay = -1;
         // A crash is the pool's health, whoever decides the retry (a remote job's engine, too).

@@ -40,7 +40,7 @@ export type { WorkerHealth, HealthyWorker, DegradedWorker, HaltedWorker } from '
 
 let workerCount = 0;
 
-/** Sets a worker's tap (see {@link tapWorker}); assigned by the class's static block, which can reach `#tap`. */
+/** Sets a worker's tap (see {@link tapWorker}); assigned by the class's static block, which can reach the runner's and the admission's `tap`. */
 let setTap: (worker: WorkerImpl<never, unknown>, tap: WorkerTap | null) => WorkerTap | null;
 
 /**

@@ -283,10 +283,10 @@ export abstract class Source<T = unknown, R = unknown> extends Lane {
   keyStatsOf(key: unknown): KeyStats {
     const name = this.keyArgument('keyStats(key)', key);
     const stats = (this.keys as KeyedJobs).stats(name, this.host.clock.now());
-    const held = this.parkedOfKey(name);
-    if (held > 0) {
-      stats.waiting += held;
-      stats.due += held;
+    const parked = this.parkedOfKey(name);
+    if (parked > 0) {
+      stats.waiting += parked;
+      stats.due += parked;
     }
     return stats;
   }

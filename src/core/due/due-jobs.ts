@@ -84,7 +84,7 @@ export function insertInOrder(queue: ChunkedQueue<CoreJob>, job: CoreJob): CoreJ
 
 /**
  * FIFO by due time with O(1) operations: jobs due on add go to one queue, delayed jobs that came
- * due to another. Each is sorted by due time on its own (see `Lane.enqueue`), so the next job
+ * due to another. Each is sorted by due time on its own (see `insertInOrder`), so the next job
  * is whichever head is earlier.
  *
  * @internal

@@ -219,17 +219,11 @@ export class KeyedHeap<T> extends BinaryHeap {
   }
 
   /**
-   * Sets the keys at `at` without moving anything: the caller keeps the heap order (or restores
-   * it with {@link reorder}).
+   * Sets the keys at `at` without moving anything: the caller keeps the heap order.
    */
   setKeysAt(at: number, first: number, second: number): void {
     this.#first[at] = first;
     this.#second[at] = second;
-  }
-
-  /** Restores heap order after {@link setKeysAt}: O(n). */
-  reorder(): void {
-    this.heapify();
   }
 
   /**
