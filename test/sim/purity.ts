@@ -9,10 +9,15 @@
  * met so that a change of identity or of order shows, plus what only a method can tell of state
  * kept in `#private` fields: the lengths of the due and delayed orders and their heads, the
  * eligible set, the deadlines, the outbox's pending flag, the key machinery's counts. It uses
- * only plain field reads and those O(1) accessors, never a read under test (`status`, `wakeAt`,
- * `dueLength`, ...): a read that changed state while fingerprinting would hide its own change.
- * (Two accessors drop cancelled jobs from the head of a container, `peek` and `nextDueAt`: that
- * tidies storage and changes nothing a caller can see, so it is not counted.)
+ * only plain field reads and O(1) accessors; a few of those are also reads under test (the key
+ * machinery's `wakeAt`, `unpausedDue`, `hasReady`, the core's `needsClock` and promotion flags):
+ * for them the check sees a change that is not made again by the second read.
+ *
+ * What it cannot see: other `#private` state (the tick table of a lane's `WaitAges`, its sampled
+ * adds, the dead-letter store's entries, the dispatcher's free ordinals, the promotion's budget).
+ * Two reads tidy such storage and change nothing a caller can see, so they are not counted:
+ * `peek` and `nextDueAt` drop cancelled jobs from the head of a container, and `oldestDueAgeMs`
+ * lets the tick table drop entries older than the oldest waiting job.
  */
 import type { Core } from '../../src/core/core.js';
 import type { CoreJob } from '../../src/core/job-record.js';
